@@ -1,0 +1,189 @@
+"""Process settings, read from the environment once (never at import time).
+
+Everything that says *where* things live (paths, URIs, keys) is here; everything that says *how a
+run behaves* (user id, recipe, budgets) is the per-run `Context` of the agent graph. Invalid or
+contradictory settings raise `ConfigError` at start with a message that names the variable and
+the fix.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class ConfigError(ValueError):
+    """Settings are invalid or contradict each other; the message names the variable and the fix."""
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    """Where mneme keeps its memory and which models it talks to."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MNEME_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    data_dir: Path = Field(default=Path(".mneme"), validation_alias=_env("MNEME_DATA_DIR"))
+    """Directory for the embedded stores (SQLite graph file, Qdrant local files)."""
+
+    graph_backend: Literal["sqlite", "neo4j"] | None = Field(
+        default=None, validation_alias=_env("MNEME_GRAPH_BACKEND")
+    )
+    """`sqlite` (embedded default) or `neo4j`; unset means neo4j when NEO4J_URI is set."""
+
+    sqlite_path: Path | None = Field(default=None, validation_alias=_env("MNEME_SQLITE_PATH"))
+    """SQLite graph file; default `<data_dir>/graph.sqlite3`."""
+
+    neo4j_uri: str | None = Field(default=None, validation_alias=_env("NEO4J_URI", "MNEME_NEO4J_URI"))
+    neo4j_user: str = Field(default="neo4j", validation_alias=_env("NEO4J_USER", "MNEME_NEO4J_USER"))
+    neo4j_password: SecretStr | None = Field(
+        default=None, validation_alias=_env("NEO4J_PASSWORD", "MNEME_NEO4J_PASSWORD")
+    )
+    neo4j_database: str = Field(
+        default="neo4j", validation_alias=_env("NEO4J_DATABASE", "MNEME_NEO4J_DATABASE")
+    )
+
+    qdrant_path: Path | None = Field(
+        default=None, validation_alias=_env("QDRANT_PATH", "MNEME_QDRANT_PATH")
+    )
+    """Qdrant local-mode directory (or `:memory:`); default `<data_dir>/qdrant`."""
+    qdrant_url: str | None = Field(default=None, validation_alias=_env("QDRANT_URL", "MNEME_QDRANT_URL"))
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, validation_alias=_env("QDRANT_API_KEY", "MNEME_QDRANT_API_KEY")
+    )
+
+    embedding_model: str = Field(
+        default=DEFAULT_EMBEDDING_MODEL, validation_alias=_env("MNEME_EMBEDDING_MODEL")
+    )
+    """Local sentence-transformers model name, or the model name at the embeddings endpoint."""
+    embedding_base_url: str | None = Field(
+        default=None, validation_alias=_env("MNEME_EMBEDDING_BASE_URL")
+    )
+    """OpenAI-compatible embeddings endpoint; unset means a local model."""
+    embedding_api_key: SecretStr | None = Field(
+        default=None, validation_alias=_env("MNEME_EMBEDDING_API_KEY", "OPENAI_API_KEY")
+    )
+    embedding_dim: int | None = Field(default=None, validation_alias=_env("MNEME_EMBEDDING_DIM"))
+    """Expected dimension; required for an endpoint, checked against a local model."""
+    embedding_batch_size: int = Field(default=64, validation_alias=_env("MNEME_EMBEDDING_BATCH_SIZE"))
+
+    llm_base_url: str | None = Field(default=None, validation_alias=_env("MNEME_LLM_BASE_URL"))
+    """OpenAI-compatible chat endpoint; unset (and no OPENAI_API_KEY) means offline mode."""
+    llm_api_key: SecretStr | None = Field(
+        default=None, validation_alias=_env("MNEME_LLM_API_KEY", "OPENAI_API_KEY")
+    )
+    llm_model_fast: str = Field(default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_FAST"))
+    llm_model_structured: str = Field(
+        default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_STRUCTURED")
+    )
+    llm_model_respond: str = Field(
+        default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_RESPOND")
+    )
+    llm_timeout_s: float = Field(default=30.0, validation_alias=_env("MNEME_LLM_TIMEOUT_S"))
+
+    connect_timeout_s: float = Field(default=2.0, validation_alias=_env("MNEME_CONNECT_TIMEOUT_S"))
+    """How long a store may take to answer at start before we say it is down."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.graph_backend == "neo4j" and not self.neo4j_uri:
+            raise ConfigError(
+                "MNEME_GRAPH_BACKEND=neo4j but NEO4J_URI is not set; set NEO4J_URI "
+                "(e.g. bolt://127.0.0.1:7687) or unset MNEME_GRAPH_BACKEND to use the embedded store"
+            )
+        if self.graph_backend == "sqlite" and self.neo4j_uri:
+            raise ConfigError(
+                "MNEME_GRAPH_BACKEND=sqlite contradicts NEO4J_URI; unset NEO4J_URI to use the "
+                "embedded store, or unset MNEME_GRAPH_BACKEND to use Neo4j"
+            )
+        if self.neo4j_uri and not self.neo4j_uri.startswith(
+            ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
+        ):
+            raise ConfigError(
+                f"NEO4J_URI={self.neo4j_uri!r} is not a Bolt URI; use bolt://host:7687 or neo4j://host"
+            )
+        if self.qdrant_url and self.qdrant_path is not None:
+            raise ConfigError(
+                "QDRANT_URL and QDRANT_PATH are both set; unset QDRANT_PATH to use the server, "
+                "or unset QDRANT_URL to use local mode"
+            )
+        if self.qdrant_url and not self.qdrant_url.startswith(("http://", "https://")):
+            raise ConfigError(f"QDRANT_URL={self.qdrant_url!r} must start with http:// or https://")
+        if self.embedding_base_url and not self.embedding_dim:
+            raise ConfigError(
+                "MNEME_EMBEDDING_BASE_URL is set but MNEME_EMBEDDING_DIM is not; set it to the "
+                "model's output dimension (e.g. 1536) so collections are named and checked"
+            )
+        if self.embedding_dim is not None and self.embedding_dim <= 0:
+            raise ConfigError("MNEME_EMBEDDING_DIM must be a positive integer")
+        if self.embedding_batch_size <= 0:
+            raise ConfigError("MNEME_EMBEDDING_BATCH_SIZE must be a positive integer")
+        if self.connect_timeout_s <= 0:
+            raise ConfigError("MNEME_CONNECT_TIMEOUT_S must be positive")
+        return self
+
+    @property
+    def resolved_graph_backend(self) -> Literal["sqlite", "neo4j"]:
+        """The graph backend in force: explicit choice, else neo4j when NEO4J_URI is set."""
+        if self.graph_backend:
+            return self.graph_backend
+        return "neo4j" if self.neo4j_uri else "sqlite"
+
+    @property
+    def resolved_sqlite_path(self) -> Path:
+        """The SQLite graph file in force."""
+        return self.sqlite_path or self.data_dir / "graph.sqlite3"
+
+    @property
+    def resolved_qdrant_location(self) -> str:
+        """`:memory:`, a local directory, or the server URL."""
+        if self.qdrant_url:
+            return self.qdrant_url
+        if self.qdrant_path is not None and str(self.qdrant_path) == ":memory:":
+            return ":memory:"
+        return str(self.qdrant_path or self.data_dir / "qdrant")
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when a chat endpoint or an OpenAI key is configured (else offline mode)."""
+        return bool(self.llm_base_url or self.llm_api_key)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment (and `.env`), raising `ConfigError` with a fix."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ConfigError:
+        raise
+    except ValidationError as exc:
+        for err in exc.errors():
+            ctx = err.get("ctx") or {}
+            inner = ctx.get("error")
+            if isinstance(inner, ConfigError):
+                raise inner from None
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ConfigError(
+            f"invalid setting {loc.upper()}: {first['msg']}; fix the environment variable "
+            f"(see .env.example)"
+        ) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process settings, read once on first call."""
+    return load_settings()
