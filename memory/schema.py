@@ -67,7 +67,9 @@ def clean_text(text: str) -> str:
 
     Other control characters are kept verbatim; both graph backends and Qdrant store them.
     """
-    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    # UTF-16 with surrogatepass re-pairs valid surrogate pairs; lone halves decode to U+FFFD.
+    fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return fixed.replace("\x00", "")
 
 
 # --------------------------------------------------------------------------- enums
@@ -372,7 +374,7 @@ SQLITE_SCHEMA: tuple[str, ...] = (
         FOREIGN KEY (tenant, src_key) REFERENCES entities(tenant, key) ON DELETE CASCADE,
         FOREIGN KEY (tenant, dst_key) REFERENCES entities(tenant, key) ON DELETE CASCADE
     )""",
-    "CREATE INDEX IF NOT EXISTS related_dst ON related_to (tenant, dst_key)",
+    "CREATE INDEX IF NOT EXISTS related_dst_src ON related_to (tenant, dst_key, src_key)",
     """CREATE TABLE IF NOT EXISTS beliefs (
         uid TEXT PRIMARY KEY,
         tenant TEXT NOT NULL,

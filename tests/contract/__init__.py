@@ -1,0 +1,1 @@
+"""The contract suite: every GraphStore operation against every backend."""

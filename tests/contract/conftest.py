@@ -1,0 +1,76 @@
+"""The contract suite's fixtures: a `graph` store per backend, real stores only, no mocks.
+
+- `sqlite`: a fresh file per test (setup included, so every test also exercises setup).
+- `neo4j`: the server at NEO4J_URI, opened and set up once per session, wiped before each test.
+  Without NEO4J_URI the neo4j parameter is skipped loudly; with CI=true it fails instead.
+
+Every test states exact expected values, so both backends must return identical results.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from memory.stores.base import GraphStore
+from memory.stores.sqlite import SqliteGraphStore
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+NEO4J_MISSING = "Neo4j not tested: start it with tools/neo4j/neo4j.sh start (then export NEO4J_URI)"
+
+
+@pytest_asyncio.fixture(scope="session")
+async def neo4j_store() -> AsyncIterator[GraphStore]:
+    """One Neo4j store for the session, set up once."""
+    uri = os.environ.get("NEO4J_URI")
+    if not uri:
+        if IN_CI:
+            pytest.fail(
+                "CI=true but NEO4J_URI is not set: the contract suite must run against Neo4j; "
+                "start it with tools/neo4j/neo4j.sh start and export NEO4J_URI"
+            )
+        pytest.skip(NEO4J_MISSING)
+    from memory.stores.neo4j import Neo4jGraphStore
+
+    store = Neo4jGraphStore(
+        uri=uri,
+        user=os.environ.get("NEO4J_USER", "neo4j"),
+        password=os.environ.get("NEO4J_PASSWORD") or None,
+        database=os.environ.get("NEO4J_DATABASE", "neo4j"),
+    )
+    await store.setup()
+    yield store
+    await store.close()
+
+
+@pytest_asyncio.fixture
+async def neo4j_graph(neo4j_store: GraphStore) -> AsyncIterator[GraphStore]:
+    """The session's Neo4j store, emptied."""
+    await neo4j_store._wipe_for_tests()  # type: ignore[attr-defined]
+    yield neo4j_store
+
+
+@pytest_asyncio.fixture
+async def sqlite_graph(tmp_path: Path) -> AsyncIterator[GraphStore]:
+    """A SQLite store on a fresh file."""
+    store = SqliteGraphStore(tmp_path / "graph.sqlite3")
+    await store.setup()
+    yield store
+    await store.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def graph(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
+    """An empty, set-up graph store of each backend."""
+    yield request.getfixturevalue(f"{request.param}_graph")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say loudly at the end of the run when the Neo4j half of the contract did not run."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if any(NEO4J_MISSING in str(getattr(r, "longrepr", "")) for r in skipped):
+        terminalreporter.write_sep("!", NEO4J_MISSING, red=True, bold=True)

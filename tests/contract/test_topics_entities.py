@@ -1,0 +1,145 @@
+"""Topics (DISCUSSES), entities (MENTIONS, RELATED_TO) and the k-hop traversal."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.schema import Entity, EntityHit, EntityType, EpisodeHit
+from memory.stores.base import GraphStore
+
+from ._support import new_episode
+
+PERSON, PLACE, PROJECT = EntityType.PERSON, EntityType.PLACE, EntityType.PROJECT
+
+
+# --------------------------------------------------------------------------- topics
+
+
+async def test_topics_link_idempotently_and_sort(graph: GraphStore) -> None:
+    await graph.create_episode(new_episode("t1", "old", 0, uid="e-old"))
+    await graph.create_episode(new_episode("t1", "new b", 10, uid="e-b"))
+    await graph.create_episode(new_episode("t1", "new a", 10, uid="e-a"))
+    await graph.link_topics("t1", "e-old", ["travel", "food"])
+    await graph.link_topics("t1", "e-old", ["food", "travel", "food"])
+    await graph.link_topics("t1", "e-b", ["travel"])
+    await graph.link_topics("t1", "e-a", ["travel"])
+    await graph.link_topics("t1", "e-a", [])
+
+    assert await graph.episode_topics("t1", "e-old") == ["food", "travel"]
+    assert await graph.episode_topics("t1", "e-a") == ["travel"]
+    assert await graph.episode_topics("t1", "missing") == []
+    # Newest first; equal times by uid.
+    assert await graph.episodes_for_topic("t1", "travel") == ["e-a", "e-b", "e-old"]
+    assert await graph.episodes_for_topic("t1", "travel", limit=2) == ["e-a", "e-b"]
+    assert await graph.episodes_for_topic("t1", "food") == ["e-old"]
+    assert await graph.episodes_for_topic("t1", "unknown") == []
+
+
+async def test_topics_on_a_missing_episode_are_ignored(graph: GraphStore) -> None:
+    await graph.link_topics("t1", "missing", ["travel"])
+    assert await graph.episodes_for_topic("t1", "travel") == []
+    assert await graph.episode_topics("t1", "missing") == []
+
+
+# --------------------------------------------------------------------------- entities
+
+
+async def test_entities_are_keyed_by_normalised_name(graph: GraphStore) -> None:
+    created = await graph.upsert_entity("t1", "Ada Lovelace", PERSON)
+    assert created == Entity(tenant="t1", name="Ada Lovelace", type=PERSON)
+    # Same key: the latest type wins, the first spelling stays the name.
+    updated = await graph.upsert_entity("t1", "ada  LOVELACE", PROJECT)
+    assert updated == Entity(tenant="t1", name="Ada Lovelace", type=PROJECT)
+    assert await graph.get_entity("t1", "ADA lovelace") == updated
+    assert await graph.get_entity("t1", "Ada") is None
+
+    await graph.upsert_entity("t1", "Zurich", PLACE)
+    await graph.upsert_entity("t1", "Babbage", PERSON)
+    names = [e.name for e in await graph.list_entities("t1")]
+    assert names == ["Ada Lovelace", "Babbage", "Zurich"]
+
+
+async def test_mentions_link_existing_entities_only(graph: GraphStore) -> None:
+    await graph.create_episode(new_episode("t1", "met ada in zurich", uid="ep"))
+    await graph.upsert_entity("t1", "Zurich", PLACE)
+    await graph.upsert_entity("t1", "Ada", PERSON)
+    await graph.link_mentions("t1", "ep", ["zurich", "ADA", "Nobody"])
+    await graph.link_mentions("t1", "ep", ["Zurich"])
+    await graph.link_mentions("t1", "missing", ["Zurich"])
+    assert await graph.episode_entities("t1", "ep") == [
+        Entity(tenant="t1", name="Ada", type=PERSON),
+        Entity(tenant="t1", name="Zurich", type=PLACE),
+    ]
+    assert await graph.episode_entities("t1", "missing") == []
+    assert await graph.get_entity("t1", "Nobody") is None
+
+
+async def abcd(graph: GraphStore) -> None:
+    """Entities Alpha - Bravo - Charlie - Delta, edges pointing both ways along the line."""
+    for name in ["Alpha", "Bravo", "Charlie", "Delta"]:
+        await graph.upsert_entity("t1", name, PERSON)
+    await graph.relate_entities("t1", "Alpha", "Bravo")
+    await graph.relate_entities("t1", "Charlie", "Bravo", "knows")  # pointing back
+    await graph.relate_entities("t1", "Charlie", "Delta")
+    await graph.relate_entities("t1", "charlie", "DELTA", "again")  # idempotent
+    await graph.relate_entities("t1", "Delta", "Nobody")  # missing end: ignored
+
+
+def hits(*pairs: tuple[str, int]) -> list[EntityHit]:
+    return [
+        EntityHit(entity=Entity(tenant="t1", name=n, type=PERSON), distance=d) for n, d in pairs
+    ]
+
+
+async def test_k_hop_traversal_both_directions(graph: GraphStore) -> None:
+    await abcd(graph)
+    near = graph.entity_neighbourhood
+    assert await near("t1", ["Alpha"], 0) == hits(("Alpha", 0))
+    assert await near("t1", ["Alpha"], 1) == hits(("Alpha", 0), ("Bravo", 1))
+    assert await near("t1", ["Alpha"], 2) == hits(("Alpha", 0), ("Bravo", 1), ("Charlie", 2))
+    assert await near("t1", ["alpha"], 3) == hits(
+        ("Alpha", 0), ("Bravo", 1), ("Charlie", 2), ("Delta", 3)
+    )
+    assert await near("t1", ["Delta"], 3) == hits(
+        ("Delta", 0), ("Charlie", 1), ("Bravo", 2), ("Alpha", 3)
+    )
+    assert await near("t1", ["Alpha", "Delta"], 1) == hits(
+        ("Alpha", 0), ("Delta", 0), ("Bravo", 1), ("Charlie", 1)
+    )
+    assert await near("t1", ["Bravo"], 9) == hits(
+        ("Bravo", 0), ("Alpha", 1), ("Charlie", 1), ("Delta", 2)
+    )
+    assert await near("t1", ["Nobody"], 3) == []
+    assert await near("t1", [], 3) == []
+    with pytest.raises(ValueError):
+        await near("t1", ["Alpha"], -1)
+
+
+async def test_traversal_terminates_on_cycles_at_least_distance(graph: GraphStore) -> None:
+    for name in ["Alpha", "Bravo", "Charlie"]:
+        await graph.upsert_entity("t1", name, PERSON)
+    await graph.relate_entities("t1", "Alpha", "Bravo")
+    await graph.relate_entities("t1", "Bravo", "Charlie")
+    await graph.relate_entities("t1", "Charlie", "Alpha")
+    await graph.relate_entities("t1", "Alpha", "Alpha")
+    expected = hits(("Alpha", 0), ("Bravo", 1), ("Charlie", 1))
+    assert await graph.entity_neighbourhood("t1", ["Alpha"], 6) == expected
+
+
+async def test_episodes_near_entities_nearest_then_newest(graph: GraphStore) -> None:
+    await abcd(graph)
+    plan = {"e1": ["Alpha"], "e2": ["Charlie"], "e3": ["Bravo", "Delta"], "e4": ["Bravo"], "e5": []}
+    for minute, (uid, names) in enumerate(plan.items()):
+        await graph.create_episode(new_episode("t1", uid, minute, uid=uid))
+        await graph.link_mentions("t1", uid, names)
+
+    def ep_hits(*pairs: tuple[str, int]) -> list[EpisodeHit]:
+        return [EpisodeHit(episode_uid=u, distance=d) for u, d in pairs]
+
+    near = graph.episodes_near_entities
+    assert await near("t1", ["Alpha"], 0) == ep_hits(("e1", 0))
+    assert await near("t1", ["Alpha"], 3) == ep_hits(("e1", 0), ("e4", 1), ("e3", 1), ("e2", 2))
+    assert await near("t1", ["Alpha"], 3, limit=2) == ep_hits(("e1", 0), ("e4", 1))
+    assert await near("t1", ["Delta"], 1) == ep_hits(("e3", 0), ("e2", 1))
+    assert await near("t1", ["Bravo", "Charlie"], 0) == ep_hits(("e4", 0), ("e3", 0), ("e2", 0))
+    assert await near("t1", ["Nobody"], 2) == []
