@@ -1,0 +1,134 @@
+"""Health and consistency checks behind `mneme doctor`.
+
+Checks settings, connectivity to each store, schema version and the agreement of graph and
+vectors: episodes without vectors, vectors without episodes, episodes stuck before `indexed`.
+It reads across tenants (a maintenance view) and changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
+from memory.services import Services
+from memory.settings import ConfigError, Settings, load_settings
+from memory.stores.base import StoreError
+
+STUCK_AFTER = timedelta(minutes=10)
+"""An episode still `pending`/`stored` this long after it was written is reported as stuck."""
+
+
+@dataclass(slots=True)
+class Check:
+    """One line of the doctor's report."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(slots=True)
+class DoctorReport:
+    """Every check that ran; `ok` when all passed."""
+
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every check passed."""
+        return all(c.ok for c in self.checks)
+
+    def add(self, name: str, ok: bool, detail: str) -> None:
+        """Record a check."""
+        self.checks.append(Check(name, ok, detail))
+
+
+async def run_doctor(settings: Settings | None = None) -> DoctorReport:
+    """Run every check; never raises for a failing store, it reports it."""
+    report = DoctorReport()
+    try:
+        settings = settings or load_settings()
+    except ConfigError as exc:
+        report.add("settings", False, str(exc))
+        return report
+    report.add(
+        "settings",
+        True,
+        f"graph={settings.resolved_graph_backend} qdrant={settings.resolved_qdrant_location} "
+        f"embeddings={settings.embedding_model} llm={'configured' if settings.llm_configured else 'offline'}",
+    )
+    try:
+        services = await Services.open(settings, setup=False)
+    except (StoreError, OSError, RuntimeError, ValueError) as exc:
+        report.add("connectivity", False, str(exc))
+        return report
+    try:
+        report.add("connectivity", True, f"{services.graph.backend} and qdrant answer")
+        await _check_schema(services, report)
+        await _check_consistency(services, report)
+    finally:
+        await services.close()
+    return report
+
+
+async def _check_schema(services: Services, report: DoctorReport) -> None:
+    version = await services.graph.schema_version()
+    if version is None:
+        report.add("schema", False, "graph schema not set up; run `mneme setup`")
+    elif version != SCHEMA_VERSION:
+        report.add(
+            "schema",
+            False,
+            f"graph schema version {version}, this code expects {SCHEMA_VERSION}; "
+            "upgrade mneme or migrate the store",
+        )
+    else:
+        report.add("schema", True, f"graph schema version {version}")
+    missing = await services.vectors.missing_collections()
+    if missing:
+        report.add("collections", False, f"missing {', '.join(missing)}; run `mneme setup`")
+    else:
+        report.add("collections", True, f"vectors under embedder {services.embedder.fingerprint}")
+
+
+async def _check_consistency(services: Services, report: DoctorReport) -> None:
+    graph, vectors = services.graph, services.vectors
+    indexed = {
+        e.uid
+        for e in await graph.list_by_status(
+            None, [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED], limit=10_000_000
+        )
+        if not e.archived
+    }
+    all_uids = set(await graph.list_episode_uids(None))
+    with_vectors = await vectors.scroll_episode_uids("derivatives", None)
+    without = sorted(indexed - with_vectors)
+    orphans = sorted(with_vectors - all_uids)
+    report.add(
+        "episodes without vectors",
+        not without,
+        f"{len(without)} indexed episodes have no vectors" + _sample(without)
+        + ("; run `mneme reindex`" if without else ""),
+    )
+    report.add(
+        "vectors without episodes",
+        not orphans,
+        f"{len(orphans)} episode uids in vectors are not in the graph" + _sample(orphans),
+    )
+    waiting = await graph.list_by_status(
+        None, [EpisodeStatus.PENDING, EpisodeStatus.STORED], limit=10_000_000
+    )
+    cutoff = utcnow() - STUCK_AFTER
+    stuck = [e.uid for e in waiting if e.created_at < cutoff]
+    report.add(
+        "stuck episodes",
+        not stuck,
+        f"{len(waiting)} waiting for bookkeeping, {len(stuck)} for over "
+        f"{int(STUCK_AFTER.total_seconds() // 60)} min" + _sample(stuck)
+        + ("; run `mneme sweep`" if stuck else ""),
+    )
+
+
+def _sample(uids: list[str]) -> str:
+    return f" (e.g. {', '.join(uids[:3])})" if uids else ""

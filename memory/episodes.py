@@ -1,0 +1,255 @@
+"""Durable episode writes: remember now, index later, sweep whatever was left behind.
+
+The write path has a story for a crash at any line:
+
+1. `remember` writes the episode with status `pending` in one small graph transaction. If it
+   returns, the episode is on disk; if it raises, nothing was written and the caller sees why.
+2. `index_episode` computes derivatives, marks the episode `stored`, embeds and upserts vectors
+   (deterministic ids, so a retry overwrites rather than duplicates), removes points left over
+   from an earlier indexing of the same episode, and only then marks it `indexed`.
+   A crash or a vector-store failure before that leaves `pending` or `stored`.
+3. `sweep` re-runs every episode not yet `indexed` (or not yet `processed`, given a processor).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.chunking import Derivative, split_turn
+from memory.schema import (
+    ESS,
+    SIGNAL_NAMES,
+    Episode,
+    EpisodeStatus,
+    NewEpisode,
+    as_utc,
+    stable_uid,
+    utcnow,
+)
+from memory.services import Services
+from memory.sparse import encode_document
+from memory.stores.base import NotFound, VectorPoint
+
+__all__ = [
+    "Derivative",
+    "InvalidInput",
+    "RememberResult",
+    "SweepReport",
+    "index_episode",
+    "remember",
+    "sweep",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 4_000_000
+"""A single side of a turn larger than this is refused (4 MB of text is not a chat message)."""
+MAX_ID_CHARS = 512
+
+
+class InvalidInput(ValueError):
+    """The caller passed something that cannot be remembered; the message says what and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    """The episode's uid, and whether the tenant already had an episode with that content."""
+
+    uid: str
+    duplicate: bool
+
+
+@dataclass(slots=True)
+class SweepReport:
+    """What a sweep did: episodes completed, and those that failed again (uid → error)."""
+
+    done: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed."""
+        return not self.failed
+
+
+def _check_id(name: str, value: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name} must be a non-empty string")
+    if len(value) > MAX_ID_CHARS:
+        raise InvalidInput(f"{name} is {len(value)} characters; at most {MAX_ID_CHARS} allowed")
+
+
+def _check_text(name: str, value: str) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
+    if len(value) > MAX_TEXT_CHARS:
+        raise InvalidInput(
+            f"{name} is {len(value):,} characters; at most {MAX_TEXT_CHARS:,} can be remembered "
+            "in one turn; split it into several"
+        )
+
+
+async def remember(
+    services: Services,
+    *,
+    tenant: str,
+    thread_id: str,
+    user_text: str,
+    agent_text: str = "",
+    at: datetime | None = None,
+    ess: ESS | None = None,
+) -> RememberResult:
+    """Persist a turn as a `pending` episode in one small transaction and return its uid.
+
+    A turn whose content the tenant already remembers returns the existing uid with
+    `duplicate=True` and writes nothing.
+    """
+    _check_id("tenant", tenant)
+    _check_id("thread_id", thread_id)
+    _check_text("user_text", user_text)
+    _check_text("agent_text", agent_text)
+    if not user_text.strip() and not agent_text.strip():
+        raise InvalidInput("nothing to remember: user_text and agent_text are both empty")
+    episode = NewEpisode(
+        tenant=tenant,
+        thread_id=thread_id,
+        user_text=user_text,
+        agent_text=agent_text,
+        created_at=as_utc(at) if at else utcnow(),
+        ess=ess,
+    )
+    result = await services.graph.create_episode(episode)
+    return RememberResult(uid=result.uid, duplicate=result.duplicate)
+
+
+def derivative_id(tenant: str, episode_uid: str, index: int) -> str:
+    """The deterministic point id of an episode's index-th derivative."""
+    return stable_uid(tenant, episode_uid, "derivative", str(index))
+
+
+def question_id(tenant: str, episode_uid: str, index: int, q: int) -> str:
+    """The deterministic point id of the q-th prospective question of a derivative."""
+    return stable_uid(tenant, episode_uid, "question", str(index), str(q))
+
+
+def _base_payload(episode: Episode) -> dict[str, object]:
+    payload: dict[str, object] = {
+        "tenant": episode.tenant,
+        "episode_uid": episode.uid,
+        "thread_id": episode.thread_id,
+        "created_at": episode.created_at.isoformat(),
+        "salience": episode.salience,
+        "archived": episode.archived,
+        "ess_score": episode.ess.score if episode.ess else 0.0,
+    }
+    for name in SIGNAL_NAMES:
+        payload[f"signal_{name}"] = getattr(episode.ess, name) if episode.ess else 0.0
+    return payload
+
+
+async def index_episode(
+    services: Services,
+    tenant: str,
+    uid: str,
+    derivatives: Sequence[Derivative] | None = None,
+) -> int:
+    """Embed and upsert an episode's derivatives (and their questions); return how many.
+
+    `derivatives=None` uses the deterministic splitter. Running it twice leaves the stores as
+    one run does. Raises `NotFound` if the episode does not exist for this tenant.
+    """
+    episode = await services.graph.get_episode(tenant, uid)
+    if episode is None:
+        raise NotFound(f"episode {uid!r} does not exist for this tenant")
+    if episode.archived:  # archived: graph kept, vectors removed (DESIGN section 7)
+        await services.vectors.delete_by_episode(tenant, uid)
+        await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
+        return 0
+    chunks = list(derivatives) if derivatives is not None else split_turn(
+        episode.user_text, episode.agent_text
+    )
+    chunks = [d for d in chunks if d.text.strip()]
+    await services.graph.set_status(tenant, uid, EpisodeStatus.STORED)
+
+    base = _base_payload(episode)
+    texts = [d.text for d in chunks]
+    questions = [(i, q, text) for i, d in enumerate(chunks) for q, text in enumerate(d.questions)]
+    vectors = await services.embedder.embed_documents(texts + [t for _, _, t in questions])
+
+    points = [
+        VectorPoint(
+            id=derivative_id(tenant, uid, i),
+            dense=vectors[i].tolist(),
+            sparse=encode_document(d.text),
+            payload={**base, "text": d.text, "chunk": i, "role": d.role},
+        )
+        for i, d in enumerate(chunks)
+    ]
+    q_points = [
+        VectorPoint(
+            id=question_id(tenant, uid, i, q),
+            dense=vectors[len(texts) + n].tolist(),
+            sparse=encode_document(text),
+            payload={
+                **base,
+                "text": text,
+                "chunk": i,
+                "derivative_id": derivative_id(tenant, uid, i),
+                "derivative_text": chunks[i].text,
+            },
+        )
+        for n, (i, q, text) in enumerate(questions)
+    ]
+    await services.vectors.upsert("derivatives", points)
+    await services.vectors.upsert("prospective", q_points)
+    # Upsert first, prune after: a crash in between leaves a superset, never a gap.
+    await services.vectors.delete_stale(
+        "derivatives", tenant, uid, keep_ids=[p.id for p in points]
+    )
+    await services.vectors.delete_stale(
+        "prospective", tenant, uid, keep_ids=[p.id for p in q_points]
+    )
+    await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
+    return len(points)
+
+
+Processor = Callable[[Episode], Awaitable[None]]
+Progress = Callable[[int, int], None]
+
+
+async def sweep(
+    services: Services,
+    *,
+    process: Processor | None = None,
+    tenant: str | None = None,
+    limit: int | None = None,
+    progress: Progress | None = None,
+) -> SweepReport:
+    """Finish every episode left behind: not `indexed` (default) or not `processed` (with `process`).
+
+    Each episode is retried once per sweep; a failure is logged and reported, never raised, so
+    one bad episode does not stop the rest. `progress(done, total)` is called after each.
+    """
+    statuses = [EpisodeStatus.PENDING, EpisodeStatus.STORED]
+    if process is not None:
+        statuses.append(EpisodeStatus.INDEXED)
+    todo = await services.graph.list_by_status(tenant, statuses, limit=limit or 1_000_000)
+    report = SweepReport()
+
+    async def default(episode: Episode) -> None:
+        await index_episode(services, episode.tenant, episode.uid)
+
+    run = process or default
+    for n, episode in enumerate(todo, start=1):
+        try:
+            await run(episode)
+            report.done.append(episode.uid)
+        except Exception as exc:
+            log.warning("sweep: episode %s failed again: %s", episode.uid, exc)
+            report.failed[episode.uid] = f"{type(exc).__name__}: {exc}"
+        if progress:
+            progress(n, len(todo))
+    return report

@@ -1,0 +1,87 @@
+"""`mneme setup`, `mneme doctor` and `mneme sweep` on a real embedded store."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graph.cli import app
+from memory.embeddings import Embedder
+from memory.episodes import index_episode, remember
+from memory.services import Services
+from tests.conftest import make_settings
+
+T0 = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the CLI at a private embedded store through the environment, as a user would."""
+    for name in ("NEO4J_URI", "MNEME_GRAPH_BACKEND", "QDRANT_URL", "QDRANT_PATH", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    monkeypatch.setenv("MNEME_DATA_DIR", str(data))
+    return data
+
+
+def _run_cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+async def _cli(*args: str) -> tuple[int, str]:
+    """Run the CLI as a user would; in a thread, since it runs its own event loop."""
+    return await asyncio.to_thread(_run_cli, *args)
+
+
+async def _open(data: Path, embedder: Embedder) -> Services:
+    settings = make_settings(data.parent, data_dir=data, qdrant_path=data / "qdrant")
+    return await Services.open(settings, embedder=embedder)
+
+
+async def test_doctor_reports_health_and_each_inconsistency(
+    data_dir: Path, embedder: Embedder
+) -> None:
+    code, out = await _cli("setup")
+    assert code == 0, out
+    code, out = await _cli("doctor")
+    assert code == 0, out
+    assert "FAIL" not in out and "schema" in out
+
+    services = await _open(data_dir, embedder)
+    kept = await remember(services, tenant="ada", thread_id="t", user_text="I grow tomatoes.", at=T0)
+    lost = await remember(services, tenant="ada", thread_id="t", user_text="I fly kites.", at=T0)
+    orphan = await remember(services, tenant="bob", thread_id="t", user_text="I sing.", at=T0)
+    stuck = await remember(services, tenant="bob", thread_id="t", user_text="I knit.", at=T0)
+    for uid, tenant in ((kept.uid, "ada"), (lost.uid, "ada"), (orphan.uid, "bob")):
+        await index_episode(services, tenant, uid)
+    await services.vectors.delete_by_episode("ada", lost.uid)  # graph says indexed, no vectors
+    await services.graph.delete_episode("bob", orphan.uid)  # vectors left without an episode
+    await services.close()
+
+    code, out = await _cli("doctor")
+    assert code == 1
+    assert "FAIL episodes without vectors: 1" in out and lost.uid in out
+    assert "FAIL vectors without episodes: 1" in out and orphan.uid in out
+    assert "FAIL stuck episodes" in out and stuck.uid in out
+
+    code, out = await _cli("sweep")
+    assert code == 0, out
+    assert "1 episodes completed" in out
+    code, out = await _cli("reindex", "--yes")
+    assert code == 0, out
+    code, out = await _cli("doctor")
+    # Re-indexing rebuilt the lost vectors and dropped the orphans; all is well again.
+    assert code == 0, out
+
+
+def test_bad_settings_exit_with_the_fix(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEME_GRAPH_BACKEND", "neo4j")
+    code, out = _run_cli("doctor")
+    assert code == 1
+    assert "NEO4J_URI" in out
