@@ -51,7 +51,9 @@ def _pack(sentences: list[str], target_words: int) -> list[str]:
     return chunks
 
 
-def split_text(text: str, *, target_words: int = TARGET_WORDS, max_chunks: int = MAX_CHUNKS) -> list[str]:
+def split_text(
+    text: str, *, target_words: int = TARGET_WORDS, max_chunks: int = MAX_CHUNKS
+) -> list[str]:
     """Split one text into chunks of whole sentences, at most `max_chunks` of them."""
     sentences = split_sentences(text)
     if not sentences:

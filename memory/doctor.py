@@ -108,7 +108,8 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
     report.add(
         "episodes without vectors",
         not without,
-        f"{len(without)} indexed episodes have no vectors" + _sample(without)
+        f"{len(without)} indexed episodes have no vectors"
+        + _sample(without)
         + ("; run `mneme reindex`" if without else ""),
     )
     report.add(
@@ -125,7 +126,8 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         "stuck episodes",
         not stuck,
         f"{len(waiting)} waiting for bookkeeping, {len(stuck)} for over "
-        f"{int(STUCK_AFTER.total_seconds() // 60)} min" + _sample(stuck)
+        f"{int(STUCK_AFTER.total_seconds() // 60)} min"
+        + _sample(stuck)
         + ("; run `mneme sweep`" if stuck else ""),
     )
 

@@ -168,8 +168,10 @@ async def index_episode(
         await services.vectors.delete_by_episode(tenant, uid)
         await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
         return 0
-    chunks = list(derivatives) if derivatives is not None else split_turn(
-        episode.user_text, episode.agent_text
+    chunks = (
+        list(derivatives)
+        if derivatives is not None
+        else split_turn(episode.user_text, episode.agent_text)
     )
     chunks = [d for d in chunks if d.text.strip()]
     await services.graph.set_status(tenant, uid, EpisodeStatus.STORED)
@@ -206,9 +208,7 @@ async def index_episode(
     await services.vectors.upsert("derivatives", points)
     await services.vectors.upsert("prospective", q_points)
     # Upsert first, prune after: a crash in between leaves a superset, never a gap.
-    await services.vectors.delete_stale(
-        "derivatives", tenant, uid, keep_ids=[p.id for p in points]
-    )
+    await services.vectors.delete_stale("derivatives", tenant, uid, keep_ids=[p.id for p in points])
     await services.vectors.delete_stale(
         "prospective", tenant, uid, keep_ids=[p.id for p in q_points]
     )

@@ -48,8 +48,12 @@ class Settings(BaseSettings):
     sqlite_path: Path | None = Field(default=None, validation_alias=_env("MNEME_SQLITE_PATH"))
     """SQLite graph file; default `<data_dir>/graph.sqlite3`."""
 
-    neo4j_uri: str | None = Field(default=None, validation_alias=_env("NEO4J_URI", "MNEME_NEO4J_URI"))
-    neo4j_user: str = Field(default="neo4j", validation_alias=_env("NEO4J_USER", "MNEME_NEO4J_USER"))
+    neo4j_uri: str | None = Field(
+        default=None, validation_alias=_env("NEO4J_URI", "MNEME_NEO4J_URI")
+    )
+    neo4j_user: str = Field(
+        default="neo4j", validation_alias=_env("NEO4J_USER", "MNEME_NEO4J_USER")
+    )
     neo4j_password: SecretStr | None = Field(
         default=None, validation_alias=_env("NEO4J_PASSWORD", "MNEME_NEO4J_PASSWORD")
     )
@@ -61,7 +65,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=_env("QDRANT_PATH", "MNEME_QDRANT_PATH")
     )
     """Qdrant local-mode directory (or `:memory:`); default `<data_dir>/qdrant`."""
-    qdrant_url: str | None = Field(default=None, validation_alias=_env("QDRANT_URL", "MNEME_QDRANT_URL"))
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=_env("QDRANT_URL", "MNEME_QDRANT_URL")
+    )
     qdrant_api_key: SecretStr | None = Field(
         default=None, validation_alias=_env("QDRANT_API_KEY", "MNEME_QDRANT_API_KEY")
     )
@@ -79,14 +85,18 @@ class Settings(BaseSettings):
     )
     embedding_dim: int | None = Field(default=None, validation_alias=_env("MNEME_EMBEDDING_DIM"))
     """Expected dimension; required for an endpoint, checked against a local model."""
-    embedding_batch_size: int = Field(default=64, validation_alias=_env("MNEME_EMBEDDING_BATCH_SIZE"))
+    embedding_batch_size: int = Field(
+        default=64, validation_alias=_env("MNEME_EMBEDDING_BATCH_SIZE")
+    )
 
     llm_base_url: str | None = Field(default=None, validation_alias=_env("MNEME_LLM_BASE_URL"))
     """OpenAI-compatible chat endpoint; unset (and no OPENAI_API_KEY) means offline mode."""
     llm_api_key: SecretStr | None = Field(
         default=None, validation_alias=_env("MNEME_LLM_API_KEY", "OPENAI_API_KEY")
     )
-    llm_model_fast: str = Field(default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_FAST"))
+    llm_model_fast: str = Field(
+        default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_FAST")
+    )
     llm_model_structured: str = Field(
         default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_STRUCTURED")
     )

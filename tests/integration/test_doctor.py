@@ -54,7 +54,9 @@ async def test_doctor_reports_health_and_each_inconsistency(
     assert "FAIL" not in out and "schema" in out
 
     services = await _open(data_dir, embedder)
-    kept = await remember(services, tenant="ada", thread_id="t", user_text="I grow tomatoes.", at=T0)
+    kept = await remember(
+        services, tenant="ada", thread_id="t", user_text="I grow tomatoes.", at=T0
+    )
     lost = await remember(services, tenant="ada", thread_id="t", user_text="I fly kites.", at=T0)
     orphan = await remember(services, tenant="bob", thread_id="t", user_text="I sing.", at=T0)
     stuck = await remember(services, tenant="bob", thread_id="t", user_text="I knit.", at=T0)

@@ -36,9 +36,12 @@ async def _search(services: Services, tenant: str, query: str, limit: int = 5) -
 
 async def test_remember_is_pending_then_index_makes_it_findable(services: Services) -> None:
     r = await remember(
-        services, tenant="ada", thread_id="t1",
+        services,
+        tenant="ada",
+        thread_id="t1",
         user_text="My sister Grace just moved to Lisbon for a job at a robotics startup.",
-        agent_text="That's a big move! How is she finding Lisbon so far?", at=T0,
+        agent_text="That's a big move! How is she finding Lisbon so far?",
+        at=T0,
     )
     assert not r.duplicate
     episode = await services.graph.get_episode("ada", r.uid)
@@ -64,18 +67,27 @@ async def test_duplicate_content_returns_existing_uid(services: Services) -> Non
 
 async def test_reindexing_twice_leaves_the_stores_identical(services: Services) -> None:
     r = await remember(
-        services, tenant="ada", thread_id="t1",
+        services,
+        tenant="ada",
+        thread_id="t1",
         user_text="We adopted a beagle called Pixel. He hates the rain.",
-        agent_text="Pixel is a great name. Beagles do love a dry walk.", at=T0,
+        agent_text="Pixel is a great name. Beagles do love a dry walk.",
+        at=T0,
     )
     derivs = [
         Derivative("Ada adopted a beagle named Pixel.", ("What is Ada's dog called?",)),
         Derivative("Pixel hates the rain.", ("Does Pixel like rain?", "What does the dog hate?")),
     ]
     await index_episode(services, "ada", r.uid, derivs)
-    first = (await _points(services, "derivatives", "ada"), await _points(services, "prospective", "ada"))
+    first = (
+        await _points(services, "derivatives", "ada"),
+        await _points(services, "prospective", "ada"),
+    )
     await index_episode(services, "ada", r.uid, derivs)
-    second = (await _points(services, "derivatives", "ada"), await _points(services, "prospective", "ada"))
+    second = (
+        await _points(services, "derivatives", "ada"),
+        await _points(services, "prospective", "ada"),
+    )
     assert first == second
     assert len(first[0]) == 2 and len(first[1]) == 3
 
@@ -108,7 +120,7 @@ async def test_one_megabyte_message_is_stored_verbatim_and_indexed(services: Ser
     assert await _search(services, "ada", "Zanzibar") == [r.uid]  # the very end is findable
 
 
-HOSTILE = "'; DROP TABLE episodes; -- `}) DETACH DELETE n //` \"$tenant\" %_ {{x}}"
+HOSTILE = '\'; DROP TABLE episodes; -- `}) DETACH DELETE n //` "$tenant" %_ {{x}}'
 
 
 async def test_hostile_text_and_tenant_are_stored_verbatim(services: Services) -> None:
@@ -136,8 +148,11 @@ async def test_vector_failure_leaves_stored_and_sweep_repairs(services: Services
     from memory.stores.qdrant import QdrantIndex
 
     services.vectors = await QdrantIndex.open(
-        ":memory:", api_key=None, fingerprint=services.embedder.fingerprint,
-        dim=services.embedder.dim, timeout_s=2,
+        ":memory:",
+        api_key=None,
+        fingerprint=services.embedder.fingerprint,
+        dim=services.embedder.dim,
+        timeout_s=2,
     )
     await services.vectors.setup()
     report = await sweep(services)
@@ -152,7 +167,10 @@ async def test_sweep_processes_in_time_order_and_reports_progress(services: Serv
     uids = []
     for i in range(5):
         r = await remember(
-            services, tenant="ada", thread_id="t1", user_text=f"note number {i}",
+            services,
+            tenant="ada",
+            thread_id="t1",
+            user_text=f"note number {i}",
             at=T0 + timedelta(minutes=5 - i),
         )
         uids.append(r.uid)

@@ -97,7 +97,11 @@ async def test_crash_between_graph_and_vectors_is_repaired_by_the_sweep(
     done = await asyncio.to_thread(
         subprocess.run,
         [sys.executable, "-c", CRASH_WRITER, backend, str(data_dir)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert "WRITTEN" in done.stdout

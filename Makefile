@@ -1,0 +1,67 @@
+# mneme: every command a developer needs. `make help` lists them.
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the commands
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml tools/install.sh
+	@tools/install.sh
+	@touch $(STAMP)
+
+.PHONY: install
+install: $(STAMP) ## Create .venv and install mneme with its dev tools (CPU torch, offline model)
+
+.PHONY: demo
+demo: $(STAMP) ## Run the demo on the embedded default (SQLite + local Qdrant, offline)
+	$(BIN)/mneme demo
+
+.PHONY: test
+test: $(STAMP) ## Start Neo4j, run the whole suite on both graph backends, stop Neo4j
+	@tools/test.sh
+
+.PHONY: test-fast
+test-fast: $(STAMP) ## Unit and contract tests on the embedded backend only (no Neo4j)
+	$(BIN)/python -m pytest tests/unit tests/contract -q
+
+.PHONY: lint
+lint: $(STAMP) ## ruff (lint + format check) and mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+.PHONY: format
+format: $(STAMP) ## Format the code with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+.PHONY: neo4j-start
+neo4j-start: ## Start the local Neo4j (tools/neo4j) on 127.0.0.1:7687
+	tools/neo4j/neo4j.sh start
+
+.PHONY: neo4j-stop
+neo4j-stop: ## Stop the local Neo4j
+	tools/neo4j/neo4j.sh stop
+
+.PHONY: doctor
+doctor: $(STAMP) ## Check settings, stores, schema and consistency
+	$(BIN)/mneme doctor
+
+.PHONY: dev
+dev: $(STAMP) ## Serve the graphs with `langgraph dev` (HTTP API; port from PORT, default 2025)
+	LANGSMITH_TRACING=false $(BIN)/langgraph dev --no-browser --port $${PORT:-2025}
+
+.PHONY: bench
+bench: $(STAMP) ## Memory-layer benchmarks: write latency, indexing throughput, search latency
+	$(BIN)/mneme bench write
+	$(BIN)/mneme bench search
+
+.PHONY: clean
+clean: ## Remove caches and the local data directory (.mneme)
+	rm -rf .mneme .pytest_cache .mypy_cache .ruff_cache
