@@ -25,6 +25,7 @@ from memory.schema import (
     Episode,
     EpisodeStatus,
     NewEpisode,
+    VectorKind,
     as_utc,
     stable_uid,
     utcnow,
@@ -207,11 +208,16 @@ async def index_episode(
     ]
     await services.vectors.upsert("derivatives", points)
     await services.vectors.upsert("prospective", q_points)
-    # Upsert first, prune after: a crash in between leaves a superset, never a gap.
-    await services.vectors.delete_stale("derivatives", tenant, uid, keep_ids=[p.id for p in points])
-    await services.vectors.delete_stale(
-        "prospective", tenant, uid, keep_ids=[p.id for p in q_points]
-    )
+    # Upsert first, prune after: a crash in between leaves a superset, never a gap. A `pending`
+    # episode has never reached the vector store (`stored` is set before any vector write), so
+    # there is nothing stale to look for, and local mode's filtered delete is a full scan.
+    if episode.status != EpisodeStatus.PENDING:
+        kinds: tuple[tuple[VectorKind, list[VectorPoint]], ...] = (
+            ("derivatives", points),
+            ("prospective", q_points),
+        )
+        for kind, kept in kinds:
+            await services.vectors.delete_stale(kind, tenant, uid, keep_ids=[p.id for p in kept])
     await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
     return len(points)
 
