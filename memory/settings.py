@@ -88,6 +88,8 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(
         default=64, validation_alias=_env("MNEME_EMBEDDING_BATCH_SIZE")
     )
+    embedding_threads: int = Field(default=1, validation_alias=_env("MNEME_EMBEDDING_THREADS"))
+    """CPU threads of the local model (1 keeps latency steady on a busy machine)."""
 
     llm_base_url: str | None = Field(default=None, validation_alias=_env("MNEME_LLM_BASE_URL"))
     """OpenAI-compatible chat endpoint; unset (and no OPENAI_API_KEY) means offline mode."""
@@ -142,6 +144,8 @@ class Settings(BaseSettings):
             raise ConfigError("MNEME_EMBEDDING_DIM must be a positive integer")
         if self.embedding_batch_size <= 0:
             raise ConfigError("MNEME_EMBEDDING_BATCH_SIZE must be a positive integer")
+        if self.embedding_threads <= 0:
+            raise ConfigError("MNEME_EMBEDDING_THREADS must be a positive integer")
         if self.connect_timeout_s <= 0:
             raise ConfigError("MNEME_CONNECT_TIMEOUT_S must be positive")
         return self
