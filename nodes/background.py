@@ -1,0 +1,196 @@
+"""The bounded in-process bookkeeping queue and the periodic sweep.
+
+`remember` writes an episode as `pending` and submits it here; the reply never waits. When the
+queue is full the episode simply stays `pending`, and so does one in the queue when the process
+dies: the sweep (once when the queue starts, then every `SWEEP_INTERVAL_S`) finishes every
+episode not yet `processed`. Nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from memory.episodes import SweepReport, sweep
+from memory.schema import Episode
+from memory.services import Services, get_services
+from nodes.bookkeeping import process_episode
+
+log = logging.getLogger("mneme.background")
+
+QUEUE_SIZE = 256
+SWEEP_INTERVAL_S = 300.0
+
+Process = Callable[[Services, str, str], Awaitable[object]]
+
+
+@dataclass(slots=True)
+class QueueStats:
+    """Counters of the queue since it started."""
+
+    submitted: int = 0
+    rejected: int = 0
+    processed: int = 0
+    failed: int = 0
+    swept: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class BookkeepingQueue:
+    """Runs bookkeeping in the background, bounded; the sweep catches whatever it misses."""
+
+    def __init__(
+        self,
+        *,
+        process: Process = process_episode,
+        maxsize: int = QUEUE_SIZE,
+        workers: int = 1,
+        sweep_interval_s: float | None = SWEEP_INTERVAL_S,
+        services: Callable[[], Awaitable[Services]] = get_services,
+    ) -> None:
+        self.process = process
+        self.maxsize = maxsize
+        self.workers = workers
+        self.sweep_interval_s = sweep_interval_s
+        self.services = services
+        self.stats = QueueStats()
+        self._queue: asyncio.Queue[tuple[str, str]] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._busy: set[str] = set()
+        self._swept = asyncio.Event()
+
+    def _ensure_started(self) -> asyncio.Queue[tuple[str, str]]:
+        loop = asyncio.get_running_loop()
+        if self._queue is None or self._loop is not loop or self._loop.is_closed():
+            self._loop = loop
+            self._queue = asyncio.Queue(maxsize=self.maxsize)
+            self._busy = set()
+            self._swept = asyncio.Event()
+            self._tasks = [
+                loop.create_task(self._worker(), name=f"mneme-bookkeeping-{i}")
+                for i in range(self.workers)
+            ]
+            self._tasks.append(loop.create_task(self._sweeper(), name="mneme-sweep"))
+        return self._queue
+
+    def start(self) -> None:
+        """Start the workers and the start-up sweep in the running loop (idempotent)."""
+        self._ensure_started()
+
+    def submit(self, tenant: str, uid: str) -> bool:
+        """Queue an episode for bookkeeping; False when full (it stays pending for the sweep)."""
+        queue = self._ensure_started()
+        try:
+            queue.put_nowait((tenant, uid))
+        except asyncio.QueueFull:
+            self.stats.rejected += 1
+            log.info("bookkeeping queue full; episode %s waits for the sweep", uid)
+            return False
+        self._busy.add(uid)
+        self.stats.submitted += 1
+        return True
+
+    async def _run(self, tenant: str, uid: str) -> None:
+        try:
+            services = await self.services()
+            await self.process(services, tenant, uid)
+            self.stats.processed += 1
+        except Exception as exc:
+            self.stats.failed += 1
+            self.stats.errors = [*self.stats.errors[-9:], f"{uid}: {exc}"]
+            log.warning("bookkeeping of %s failed (%s); the sweep will retry it", uid, exc)
+
+    async def _worker(self) -> None:
+        assert self._queue is not None
+        queue = self._queue
+        while True:
+            tenant, uid = await queue.get()
+            try:
+                await self._run(tenant, uid)
+            finally:
+                self._busy.discard(uid)
+                queue.task_done()
+
+    async def sweep_once(self, tenant: str | None = None) -> SweepReport:
+        """Finish every episode not yet processed (skipping those the queue holds)."""
+        services = await self.services()
+
+        async def run(episode: Episode) -> None:
+            if episode.uid in self._busy:
+                return
+            self._busy.add(episode.uid)
+            try:
+                await self.process(services, episode.tenant, episode.uid)
+            finally:
+                self._busy.discard(episode.uid)
+
+        report = await sweep(services, process=run, tenant=tenant)
+        self.stats.swept += len(report.done)
+        if report.done or report.failed:
+            log.info("sweep: %d episodes finished, %d failed", len(report.done), len(report.failed))
+        return report
+
+    async def _sweeper(self) -> None:
+        while True:
+            try:
+                await self.sweep_once()
+            except Exception as exc:
+                log.warning("sweep failed (%s); retrying in %ss", exc, self.sweep_interval_s)
+            self._swept.set()
+            if not self.sweep_interval_s:
+                return
+            await asyncio.sleep(self.sweep_interval_s)
+
+    async def drain(self) -> None:
+        """Wait until the start-up sweep ran and every queued episode is done.
+
+        Bound the wait with `asyncio.timeout(...)` around the call.
+        """
+        if self._queue is None or self._loop is not asyncio.get_running_loop():
+            return
+        await self._join()
+
+    async def _join(self) -> None:
+        assert self._queue is not None
+        await self._swept.wait()
+        await self._queue.join()
+
+    async def close(self) -> None:
+        """Stop the workers; queued episodes stay pending for the next sweep."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, RuntimeError):
+                await task
+        self._queue = None
+        self._loop = None
+
+
+_queue: BookkeepingQueue | None = None
+
+
+def get_queue() -> BookkeepingQueue:
+    """The process's bookkeeping queue."""
+    global _queue
+    if _queue is None:
+        _queue = BookkeepingQueue()
+    return _queue
+
+
+def set_queue(queue: BookkeepingQueue | None) -> None:
+    """Replace the process's queue (tests); None builds the default on next use."""
+    global _queue
+    _queue = queue
+
+
+async def close_queue() -> None:
+    """Stop the process's queue, if started."""
+    global _queue
+    queue, _queue = _queue, None
+    if queue is not None:
+        await queue.close()

@@ -1,0 +1,75 @@
+"""retrieve: run the router's recipe over the tenant's memory and emit scored candidates.
+
+The search itself lives in `memory.retrieval`; this node turns the route decision into a recipe
+and queries, adds the agent's beliefs for BELIEF_QUERY turns, and degrades to "no memories" with
+a logged warning if a store fails, so the reply still happens.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context, context_of
+from graph.state import AgentState
+from memory.beliefs import belief_views
+from memory.recipes import get_recipe, with_overrides
+from memory.retrieval import retrieve as search_memory
+from memory.schema import utcnow
+from memory.services import get_services
+from nodes.content import prompt_text
+
+log = logging.getLogger("mneme.nodes.retrieve")
+
+MAX_BELIEFS = 5
+
+
+def queries_for(route: dict[str, Any], text: str) -> list[str]:
+    """The search queries of a route: each pass's rewrite, or the message itself."""
+    out = []
+    for p in route.get("passes") or []:
+        query = (p.get("query") or "").strip()
+        out.append(query or text)
+    return list(dict.fromkeys(out)) or [text]
+
+
+def pass_weights(route: dict[str, Any]) -> dict[str, float]:
+    """Credibility weights for the search: the strongest each pass asked for."""
+    weights: dict[str, float] = {}
+    for p in route.get("passes") or []:
+        for name, value in (p.get("signal_weights") or {}).items():
+            weights[name] = max(weights.get(name, 0.0), float(value))
+    return weights
+
+
+async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Search memory as the route decided; candidates best first, with provenance."""
+    ctx = context_of(runtime.context)
+    route = state.get("route") or {}
+    text = prompt_text(state.get("turn") or {})
+    kind = str(route.get("kind", "SIMPLE"))
+    recipe = with_overrides(
+        get_recipe(kind),
+        n_results=int(route.get("n_results", 7)),
+        neighbours=2 if route.get("temporal_expansion") else 0,
+    )
+    try:
+        services = await get_services()
+        found = await search_memory(
+            services,
+            ctx.user_id,
+            queries_for(route, text),
+            recipe,
+            utcnow(),
+            signal_weights=pass_weights(route),
+        )
+        beliefs: list[dict[str, Any]] = []
+        if kind == "BELIEF_QUERY":  # the belief, its stance and its evidence episodes by strength
+            views = await belief_views(services, ctx.user_id, text, limit=MAX_BELIEFS)
+            beliefs = [v.as_dict() for v in views]
+    except Exception as exc:
+        log.warning("memory search failed (%s); answering without memories", exc)
+        return {"candidates": [], "beliefs": []}
+    return {"candidates": [c.as_dict() for c in found], "beliefs": beliefs[:MAX_BELIEFS]}

@@ -1,0 +1,161 @@
+"""route: decide whether and how to search memory for this turn (DESIGN section 2).
+
+One structured call on the fast tier classifies the turn as NONE, SIMPLE, TEMPORAL, AGGREGATION
+or BELIEF_QUERY and sets the retrieval parameters; the keyword heuristic below answers the same
+schema offline or when the model fails. This is the first node of a turn: it resets the turn's
+usage counters and reads the user's message once for the nodes after it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, field_validator
+
+from graph.context import Context, context_of
+from graph.state import AgentState
+from nodes.content import bounded, content_text, prompt_text, read_turn
+from nodes.llm import Tier, Usage, structured
+
+RouteKind = Literal["NONE", "SIMPLE", "TEMPORAL", "AGGREGATION", "BELIEF_QUERY"]
+MAX_WEIGHT = 0.3
+
+
+class SignalWeights(BaseModel):
+    """How much each credibility signal of a memory adds to its search score (0-0.3 each)."""
+
+    specificity: float = 0.0
+    grounding: float = 0.0
+    rigor: float = 0.0
+    source_quality: float = 0.0
+    objectivity: float = 0.0
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _bounded(cls, value: Any) -> float:
+        # Bounds are part of the contract, not something to bounce back to a small model.
+        return min(MAX_WEIGHT, max(0.0, float(value or 0.0)))
+
+
+class SearchPass(BaseModel):
+    """One search over memory."""
+
+    query: str | None = Field(default=None, description="Rewritten search query; null = as asked")
+    signal_weights: SignalWeights = Field(default_factory=SignalWeights)
+
+
+class RouteDecision(BaseModel):
+    """How to use memory for this turn."""
+
+    kind: RouteKind = Field(description="NONE, SIMPLE, TEMPORAL, AGGREGATION or BELIEF_QUERY")
+    n_results: int = Field(default=7, ge=1, le=20, description="Memories to bring back (1-20)")
+    temporal_expansion: bool = Field(
+        default=False, description="Also bring the turns just before and after each memory"
+    )
+    search_features: bool = Field(default=False, description="Also search semantic features")
+    passes: list[SearchPass] = Field(default_factory=list, max_length=3)
+
+
+SYSTEM = """You route a memory-augmented assistant. Decide how the assistant should search its \
+long-term memory of past conversations with this user before answering the latest message.
+
+kind:
+- NONE: greetings, thanks, chit-chat, or requests that need no memory at all.
+- SIMPLE: the answer may depend on one fact the user told before (names, preferences, plans).
+- TEMPORAL: the message is about when something happened, order of events, or a time span \
+("last week", "before my trip", "when did I").
+- AGGREGATION: the answer combines many memories ("how many", "all the", "list every").
+- BELIEF_QUERY: the user asks what the assistant itself thinks or believes about a topic.
+
+n_results: how many memories to bring back (1-20, usually 7).
+temporal_expansion: true when neighbouring turns would help (TEMPORAL questions).
+passes: up to 3 searches. Give each a short rewritten query in the user's words (for \
+AGGREGATION, one sub-question per pass). signal_weights (0-0.3) favour memories that are \
+specific, grounded, rigorous, well sourced or objective; leave them at 0 unless it matters.
+Call the function `RouteDecision`."""
+
+_GREETING = re.compile(
+    r"^\s*(hi|hello|hey|yo|hiya|good (morning|afternoon|evening|night)|thanks?( you)?|thx|ok(ay)?|"
+    r"cool|great|nice|bye|goodbye|see you|cheers)\b[\s!.,?]*\w{0,12}[\s!.?]*$",
+    re.IGNORECASE,
+)
+_BELIEF = re.compile(
+    r"\b(what do you (think|believe|feel)|your (opinion|view|take|stance)|do you (believe|"
+    r"agree|think)|how do you feel about)\b",
+    re.IGNORECASE,
+)
+_AGGREGATE = re.compile(
+    r"\b(how many|how much|all (the|of|my)|every|list|total|in total|summari[sz]e|overall|"
+    r"each of|which .* have i)\b",
+    re.IGNORECASE,
+)
+_TEMPORAL = re.compile(
+    r"\b(when|yesterday|today|last (week|month|year|time|night)|ago|before|after|first|"
+    r"earlier|recently|since|until|(this|next) (week|month|year)|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|date|what day|how long)\b",
+    re.IGNORECASE,
+)
+
+
+def heuristic_route(text: str) -> RouteDecision:
+    """Route by keywords: small talk skips memory, time words expand, counting aggregates."""
+    stripped = text.strip()
+    if not stripped or (_GREETING.match(stripped) and len(stripped) < 40):
+        return RouteDecision(kind="NONE", n_results=1)
+    passes = [SearchPass(query=None)]
+    if _BELIEF.search(stripped):
+        return RouteDecision(kind="BELIEF_QUERY", passes=passes)
+    if _AGGREGATE.search(stripped):
+        return RouteDecision(kind="AGGREGATION", n_results=10, passes=passes)
+    if _TEMPORAL.search(stripped):
+        return RouteDecision(kind="TEMPORAL", temporal_expansion=True, passes=passes)
+    return RouteDecision(kind="SIMPLE", passes=passes)
+
+
+def route_prompt(text: str, recent: list[str]) -> list[SystemMessage | HumanMessage]:
+    """The routing prompt: the last few messages for context, then the message to route."""
+    history = "\n".join(f"- {line}" for line in recent) or "(none)"
+    return [
+        SystemMessage(content=SYSTEM),
+        HumanMessage(content=f"Recent messages:\n{history}\n\nLatest user message:\n{text}"),
+    ]
+
+
+def apply_context(decision: RouteDecision, ctx: Context) -> RouteDecision:
+    """Let the run's context override the router (a fixed recipe, a fixed result count)."""
+    update: dict[str, Any] = {}
+    if decision.kind != "NONE" and ctx.recipe != "auto":
+        update["kind"] = ctx.recipe
+        update["temporal_expansion"] = ctx.recipe == "TEMPORAL" or decision.temporal_expansion
+    if ctx.n_results is not None:
+        update["n_results"] = ctx.n_results
+    return decision.model_copy(update=update) if update else decision
+
+
+async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Classify the turn and set the retrieval parameters."""
+    ctx = context_of(runtime.context)
+    messages = state.get("messages", [])
+    turn = read_turn(messages)
+    usage = Usage()
+    if turn["empty"]:
+        decision = RouteDecision(kind="NONE", n_results=1)
+    else:
+        text = prompt_text(turn)
+        recent = [f"{m.type}: {bounded(content_text(m.content)[0], 300)}" for m in messages[-5:-1]]
+        decision = await structured(
+            "route",
+            RouteDecision,
+            route_prompt(text, recent),
+            fallback=lambda: heuristic_route(text),
+            usage=usage,
+            tier=Tier.FAST,
+            model=ctx.model_fast,
+            max_tokens=384,
+        )
+    decision = apply_context(decision, ctx)
+    return {"turn": turn, "route": decision.model_dump(), "usage": usage.update(reset=True)}

@@ -1,0 +1,45 @@
+"""sponge_update: record an insight when the evidence gate passed, freeze the sponge otherwise.
+
+A qualifying turn (ESS passed, reasoning not manipulative) adds a one-sentence insight to the
+thread; anything else freezes the personality for this turn and says why. This node only
+decides and records in the turn's state: the durable part (provenance edges, bounded belief
+moves, the persisted insight and shift, reflection when due) runs in bookkeeping
+(`nodes.provenance`, `nodes.reflection`) from the ESS stored on the episode, so a restart or a
+sweep decides exactly as the live turn did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.state import AgentState
+from nodes.ess_gate import ESS_THRESHOLD
+
+INSIGHT_CHARS = 240
+
+
+def insight_from(ess: dict[str, Any]) -> str:
+    """One sentence worth keeping from a qualifying message."""
+    summary = str(ess.get("summary") or "").strip()
+    topics = ", ".join(ess.get("topics") or [])
+    text = summary or (
+        f"The user made a {ess.get('reasoning_type')} point"
+        + (f" about {topics}" if topics else "")
+    )
+    return text[:INSIGHT_CHARS]
+
+
+async def sponge_update(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Stage an insight when the gate passed; freeze (and say why) when it did not."""
+    ess = state.get("ess") or {}
+    if ess.get("passed"):
+        insight = insight_from(ess)
+        return {"sponge": {"frozen": False, "insight": insight}, "insights": [insight]}
+    if ess.get("manipulative"):
+        reason = f"manipulative reasoning ({ess.get('reasoning_type')})"
+    else:
+        reason = f"evidence too weak ({float(ess.get('score', 0.0)):.2f} < {ESS_THRESHOLD})"
+    return {"sponge": {"frozen": True, "insight": None, "reason": reason}}

@@ -1,0 +1,91 @@
+"""End-to-end helpers: free ports, a clean environment for child processes, start/stop by pid."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".venv" / "bin"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (never 2024, which is taken on these machines)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port != 2024:
+            return port
+
+
+def child_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a child mneme process: embedded stores in `data_dir`, offline, quiet."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MNEME_", "NEO4J_", "QDRANT_", "OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
+    }
+    env.update(
+        MNEME_DATA_DIR=str(data_dir),
+        MNEME_GRAPH_BACKEND="sqlite",
+        LANGSMITH_TRACING="false",
+        LANGCHAIN_TRACING_V2="false",
+        PYTHONUNBUFFERED="1",
+        HF_HUB_OFFLINE="1",
+    )
+    env.update(extra)
+    return env
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes], timeout_s: float, log: Path) -> None:
+    """Poll `url` until it answers 200; fail with the child's log if it dies or times out."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"process exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"{url} did not answer within {timeout_s}s:\n{log.read_text()[-4000:]}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a child we started (its own process group, by pid): TERM, then KILL."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def start(args: list[str], env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    """Start a child in its own session (so `stop` reaches its children too)."""
+    with log.open("wb") as handle:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            args, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Children started by a test; all stopped at the end whatever happens."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        stop(proc)

@@ -1,0 +1,50 @@
+"""The agent's CLI end to end in a subprocess: `mneme demo`, `mneme recall`, `mneme chat`."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import BIN, ROOT, child_env
+
+pytestmark = pytest.mark.slow
+
+
+def mneme(
+    args: list[str], data: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "mneme"), *args],
+        cwd=ROOT,
+        env=child_env(data, COLUMNS="120"),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_demo_recall_and_chat(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    demo = mneme(["demo", "--usage"], data)
+    assert demo.returncode == 0, demo.stderr
+    assert "12 turns in 4 conversations (12 new" in demo.stdout
+    assert "7/7 questions answered from memory" in demo.stdout
+    assert "session-1" in demo.stdout and "LLM calls 0" in demo.stdout
+
+    recall = mneme(["recall", "octopus book", "--user", "demo", "--n", "3"], data)
+    assert recall.returncode == 0, recall.stderr
+    assert "Soul of an Octopus" in recall.stdout and "session-4" in recall.stdout
+
+    chat = mneme(
+        ["chat", "--user", "demo", "--memories"], data, stdin="What is my dog afraid of?\n/quit\n"
+    )
+    assert chat.returncode == 0, chat.stderr
+    assert "vacuum" in chat.stdout
+
+    bad = mneme(["recall", "x", "--recipe", "FANCY"], data)
+    assert bad.returncode != 0 and "unknown retrieval recipe" in bad.stderr
+    bad_user = mneme(["chat", "--user", " "], data, stdin="/quit\n")
+    assert bad_user.returncode != 0 and "user_id" in bad_user.stderr

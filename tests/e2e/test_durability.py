@@ -1,0 +1,134 @@
+"""Durability: SIGKILL a process while bookkeeping is half done; on restart the sweep completes
+every episode, with no duplicate episodes, vectors or graph links."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from memory.embeddings import Embedder
+from memory.schema import EpisodeStatus
+from memory.services import Services
+from nodes.background import BookkeepingQueue
+from nodes.extract import derivatives_from, heuristic_extraction
+from tests.conftest import make_settings
+from tests.e2e.conftest import BIN, ROOT, child_env, start
+
+pytestmark = pytest.mark.slow
+
+TURNS = 8
+HANG_AFTER = 3
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+
+    import memory.services as services_module
+    from graph.agent import builder
+    from langgraph.checkpoint.memory import InMemorySaver
+    from nodes import bookkeeping
+
+    marker = Path(sys.argv[1])
+    real_link = bookkeeping.link
+    linked = 0
+
+    async def link_then_hang(services, episode, extraction):
+        global linked
+        if linked >= {hang_after}:
+            marker.write_text(episode.uid)  # indexed, not yet linked: half done
+            await asyncio.Event().wait()
+        linked += 1
+        return await real_link(services, episode, extraction)
+
+    bookkeeping.link = link_then_hang
+
+    async def main():
+        app = builder.compile(checkpointer=InMemorySaver())
+        for i in range({turns}):
+            text = f"Note {{i}}: my locker number at the Vienna gym is {{100 + i}}."
+            await app.ainvoke({{"messages": [{{"role": "user", "content": text}}]}},
+                              {{"configurable": {{"thread_id": "t"}}}},
+                              context={{"user_id": "dur"}})
+        Path(str(marker) + ".turns").write_text("done")
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+    """
+).format(turns=TURNS, hang_after=HANG_AFTER)
+
+
+def wait_for_half_done(proc: subprocess.Popen[bytes], marker: Path, log: Path) -> None:
+    """Wait until the child ran every turn and hangs inside an episode's bookkeeping."""
+    deadline = time.monotonic() + 240
+    while not (marker.exists() and Path(f"{marker}.turns").exists()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"child did not reach the half-done point:\n{log.read_text()[-4000:]}")
+        time.sleep(0.2)
+
+
+async def test_sigkill_mid_bookkeeping_then_sweep(
+    tmp_path: Path, embedder: Embedder, processes
+) -> None:
+    data = tmp_path / "data"
+    marker = tmp_path / "half-done"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    log = tmp_path / "child.log"
+    proc = start([str(BIN / "python"), str(script), str(marker)], child_env(data), ROOT, log)
+    processes.append(proc)
+    wait_for_half_done(proc, marker, log)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+    settings = make_settings(tmp_path, qdrant_path=data / "qdrant", data_dir=data)
+    services = await Services.open(settings, embedder=embedder)
+    try:
+        before = await services.graph.list_by_status("dur", list(EpisodeStatus))
+        assert len(before) == TURNS
+        counts = {s: sum(e.status == s for e in before) for s in EpisodeStatus}
+        assert counts[EpisodeStatus.PROCESSED] == HANG_AFTER
+        assert counts[EpisodeStatus.INDEXED] == 1  # killed between index and link
+        assert counts[EpisodeStatus.PENDING] == TURNS - HANG_AFTER - 1  # queued, lost with it
+
+        queue = BookkeepingQueue(sweep_interval_s=None, services=lambda: _same(services))
+        report = await queue.sweep_once()
+        await queue.close()
+        assert report.ok and len(report.done) == TURNS - HANG_AFTER
+
+        after = await services.graph.list_by_status("dur", list(EpisodeStatus))
+        assert len(after) == TURNS
+        assert all(e.status == EpisodeStatus.PROCESSED for e in after)
+        assert len({e.uid for e in after}) == TURNS
+        # offline: the splitter's derivatives of each turn, exactly once, and no questions
+        expected = sum(
+            len(derivatives_from(e, heuristic_extraction(e), fallback=True)) for e in after
+        )
+        assert await services.vectors.count("derivatives", "dur") == expected
+        assert await services.vectors.count("prospective", "dur") == 0
+        uids = await services.vectors.scroll_episode_uids("derivatives", "dur")
+        assert uids == {e.uid for e in after}
+        for episode in after:
+            topics = await services.graph.episode_topics("dur", episode.uid)
+            assert len(topics) == len(set(topics)) and topics
+        assert len({e.name for e in await services.graph.list_entities("dur")}) == len(
+            await services.graph.list_entities("dur")
+        )
+
+        again = await BookkeepingQueue(
+            sweep_interval_s=None, services=lambda: _same(services)
+        ).sweep_once()
+        assert again.done == []  # nothing left: a second sweep is a no-op
+        assert await services.vectors.count("derivatives", "dur") == expected
+    finally:
+        await services.close()
+
+
+async def _same(services: Services) -> Services:
+    return services

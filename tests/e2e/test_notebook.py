@@ -1,0 +1,29 @@
+"""The quick-start notebook executes from top to bottom (CI runs it like a reader would)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.e2e.conftest import ROOT, child_env
+
+pytestmark = pytest.mark.slow
+
+
+def test_quickstart_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in child_env(tmp_path / "data").items():
+        monkeypatch.setenv(key, value)
+    for key in [k for k in __import__("os").environ if k.startswith(("OPENAI_", "NEO4J_"))]:
+        monkeypatch.delenv(key)
+    nb = nbformat.read(ROOT / "notebooks" / "01_quickstart.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    outputs = "\n".join(
+        str(o.get("text", "")) for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
+    assert "Turing" in outputs and "salmon" in outputs
+    assert "Kelpie" in outputs

@@ -1,0 +1,223 @@
+"""Test helpers for the agent: a scripted chat model, a network guard, services injection.
+
+`ScriptedChatModel` is a `GenericFakeChatModel`-style fake whose `bind_tools` (and therefore
+`with_structured_output`) works: each scripted entry is a text reply, the arguments of a tool
+call, a ready `AIMessage`, an exception to raise, a `Delay`, or a callable of the messages.
+Entries can be keyed by tool name (`by_tool`) so a whole agent turn can be scripted regardless
+of node order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+import memory.services as services_module
+from memory.embeddings import Embedder
+from memory.services import Services
+from nodes import background, llm
+from nodes.temporal import ACTIVITY
+from tests.conftest import make_settings
+
+
+@dataclass
+class Delay:
+    """Sleep `seconds`, then answer with `then` (tests timeouts)."""
+
+    seconds: float
+    then: Any = "too late"
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that replays a script; records every call it receives."""
+
+    script: list[Any] = Field(default_factory=list)
+    by_tool: dict[str, list[Any]] = Field(default_factory=dict)
+    default_text: str | None = None
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_name: str | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        name = convert_to_openai_tool(tools[0])["function"]["name"] if tools else None
+        return self.model_copy(update={"tool_name": name})  # shares script and calls
+
+    def _next(self, messages: list[BaseMessage]) -> Any:
+        tool = self.tool_name
+        self.calls.append({"tool": tool, "messages": list(messages)})
+        queue = self.by_tool.get(tool) if tool in self.by_tool else self.script
+        if queue:
+            return queue.pop(0)
+        if tool is None and self.default_text is not None:
+            return self.default_text
+        raise AssertionError(f"ScriptedChatModel: nothing scripted for tool={tool!r}")
+
+    def _message(self, item: Any, messages: list[BaseMessage]) -> AIMessage:
+        if callable(item) and not isinstance(item, BaseMessage | type):
+            item = item(messages)
+        if isinstance(item, BaseException):
+            raise item
+        usage = {"input_tokens": 11, "output_tokens": 7, "total_tokens": 18}
+        n = len(self.calls)
+        if isinstance(item, AIMessage):
+            return item
+        if isinstance(item, dict):
+            return AIMessage(
+                content="",
+                tool_calls=[{"name": self.tool_name or "tool", "args": item, "id": f"call_{n}"}],
+                usage_metadata=usage,  # type: ignore[arg-type]
+            )
+        return AIMessage(content=str(item), usage_metadata=usage)  # type: ignore[arg-type]
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        item = self._next(messages)
+        if isinstance(item, Delay):
+            raise AssertionError("Delay needs the async path")
+        return ChatResult(generations=[ChatGeneration(message=self._message(item, messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        item = self._next(messages)
+        if isinstance(item, Delay):
+            await asyncio.sleep(item.seconds)
+            item = item.then
+        return ChatResult(generations=[ChatGeneration(message=self._message(item, messages))])
+
+    def tools_called(self) -> list[str | None]:
+        """The tool bound at each call, in order (None: a plain text call)."""
+        return [c["tool"] for c in self.calls]
+
+
+class NetworkBlocked(RuntimeError):
+    """A unit test tried to reach the network."""
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any attempt to open an internet socket or resolve a name."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise NetworkBlocked(f"unit tests must not use the network: {args[1:] or kwargs}")
+
+    real_connect = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            refuse(self, address)
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def fake_chat() -> Iterator[Callable[..., ScriptedChatModel]]:
+    """Make a scripted model the process's chat model for every tier."""
+
+    def use(**kwargs: Any) -> ScriptedChatModel:
+        model = ScriptedChatModel(**kwargs)
+        llm.set_chat_models(llm.ChatModels(make_settings(Path("/nonexistent")), override=model))
+        return model
+
+    yield use
+    llm.set_chat_models(None)
+
+
+@pytest.fixture
+def offline() -> Iterator[None]:
+    """Offline mode: no chat endpoint configured."""
+    llm.set_chat_models(llm.ChatModels(make_settings(Path("/nonexistent"))))
+    yield
+    llm.set_chat_models(None)
+
+
+async def open_agent_services(tmp_path: Path, embedder: Embedder, **overrides: Any) -> Services:
+    """Real services on a fresh embedded memory, installed as the process's services."""
+    svc = await Services.open(make_settings(tmp_path, "sqlite", **overrides), embedder=embedder)
+    services_module.set_services(svc)
+    return svc
+
+
+@pytest.fixture
+async def agent_services(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Services]:
+    """Real SQLite + in-memory Qdrant + the real embedder, as the agent's services.
+
+    Bookkeeping runs on a private queue without the periodic sweep; tests drain it.
+    """
+    svc = await open_agent_services(tmp_path, embedder)
+    queue = background.BookkeepingQueue(sweep_interval_s=None)
+    background.set_queue(queue)
+    ACTIVITY.forget()
+    try:
+        yield svc
+    finally:
+        await queue.close()
+        background.set_queue(None)
+        services_module.set_services(None)
+        ACTIVITY.forget()
+        await svc.close()
+
+
+def runtime(**context: Any) -> Any:
+    """A `Runtime` carrying a `Context` built from keyword arguments (user_id defaults to alice)."""
+    from langgraph.runtime import Runtime
+
+    from graph.context import Context
+
+    context.setdefault("user_id", "alice")
+    return Runtime(context=Context(**context))
+
+
+def human(text: Any) -> dict[str, Any]:
+    """A hand-built agent state holding one user message."""
+    from langchain_core.messages import HumanMessage
+
+    from nodes.content import read_turn
+
+    messages = [HumanMessage(content=text, id="m1")]
+    return {"messages": messages, "turn": read_turn(messages)}
+
+
+async def seed(
+    services: Services, tenant: str, facts: Sequence[str], thread: str = "t0", at: Any = None
+) -> list[str]:
+    """Remember each fact as a turn and run its bookkeeping now (with the current chat model)."""
+    from memory.episodes import remember
+    from nodes.bookkeeping import process_episode
+
+    uids = []
+    for fact in facts:
+        result = await remember(
+            services, tenant=tenant, thread_id=thread, user_text=fact, agent_text="Noted.", at=at
+        )
+        await process_episode(services, tenant, result.uid)
+        uids.append(result.uid)
+    return uids

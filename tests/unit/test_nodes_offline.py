@@ -1,0 +1,101 @@
+"""The whole agent loop in-process: offline mode end to end, a fully scripted model turn with
+its usage metadata, and bad context."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.agent import builder
+from graph.context import Context, ContextError
+from nodes import background
+
+
+def config(thread: str) -> dict:
+    return {"configurable": {"thread_id": thread}}
+
+
+async def turn(app, text, thread: str, **context) -> dict:
+    context.setdefault("user_id", "alice")
+    return await app.ainvoke(
+        {"messages": [{"role": "user", "content": text}]}, config(thread), context=context
+    )
+
+
+async def test_offline_agent_remembers_across_threads(agent_services, offline) -> None:
+    app = builder.compile(checkpointer=InMemorySaver())
+    first = await turn(app, "My dog's name is Biscuit, he's a golden retriever.", "t1")
+    assert first["episode"]["stored"] and first["messages"][-1].type == "ai"
+    async with asyncio.timeout(60):
+        await background.get_queue().drain()
+    second = await turn(app, "What is my dog's name?", "t2")
+    assert "Biscuit" in second["messages"][-1].content
+    assert second["route"]["kind"] == "SIMPLE"
+    assert second["memories"][0]["thread_id"] == "t1"
+    assert second["usage"]["llm_calls"] == 0 and second["usage"]["offline"] >= 3
+    assert len(second["messages"]) == 2  # thread t2 holds its own conversation only
+    other = await turn(app, "What is my dog's name?", "t3", user_id="bob")
+    assert "Biscuit" not in other["messages"][-1].content and other["memories"] == []
+
+
+async def test_scripted_turn_counts_calls_and_resets_per_turn(agent_services, fake_chat) -> None:
+    route = {"kind": "SIMPLE", "n_results": 3, "passes": [{"query": None}]}
+    ess = {
+        "score": 0.2,
+        "specificity": 0.5,
+        "grounding": 0.1,
+        "rigor": 0.1,
+        "source_quality": 0.1,
+        "objectivity": 0.8,
+        "reasoning_type": "no_argument",
+        "topics": ["tea"],
+        "summary": "The user likes tea.",
+    }
+    model = fake_chat(
+        by_tool={
+            "RouteDecision": [route, route],
+            "EvidenceScore": [ess, ess],
+            "RerankResult": [{"ranking": [1]}],
+            "Extraction": [],
+        },
+        default_text="Lovely.",
+    )
+    app = builder.compile(checkpointer=InMemorySaver())
+    out = await turn(app, "I like green tea.", "t1")
+    assert out["messages"][-1].content == "Lovely."
+    assert out["usage"]["llm_calls"] == 3  # route, respond, ess (nothing to rerank yet)
+    assert set(out["usage"]["tasks"]) == {"route", "respond", "ess"}
+    assert out["sponge"]["frozen"]
+    async with asyncio.timeout(60):
+        await background.get_queue().drain()  # extraction script is empty: heuristic fallback
+    again = await turn(app, "What do I like to drink?", "t1")
+    assert again["usage"]["llm_calls"] <= 4  # reset, not accumulated across turns
+    assert None in model.tools_called()
+
+
+async def test_missing_context_uses_the_default_user(agent_services, offline) -> None:
+    app = builder.compile(checkpointer=InMemorySaver())
+    out = await app.ainvoke({"messages": [{"role": "user", "content": "hello"}]}, config("t"))
+    assert "What's on your mind?" in out["messages"][-1].content
+    episode = await agent_services.graph.get_episode("default", out["episode"]["uid"])
+    assert episode is not None
+
+
+@pytest.mark.parametrize("user_id", ["", "   ", "a\x00b", "x" * 500])
+def test_bad_user_id_is_a_clear_error(user_id: str) -> None:
+    with pytest.raises(ContextError, match="user_id"):
+        Context(user_id=user_id)
+
+
+def test_bad_timezone_is_a_clear_error() -> None:
+    with pytest.raises(ContextError, match="IANA timezone"):
+        Context(timezone="Mars/Olympus")
+
+
+async def test_empty_message_end_to_end(agent_services, offline) -> None:
+    app = builder.compile(checkpointer=InMemorySaver())
+    out = await turn(app, "", "t1")
+    assert "empty" in out["messages"][-1].content
+    assert out["episode"]["stored"] is False

@@ -1,0 +1,116 @@
+"""retrieve: hybrid search with provenance, tenant isolation, temporal neighbours, beliefs,
+and a failing store degrading to no memories."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memory.recipes import SIMPLE, TEMPORAL, get_recipe, with_overrides
+from memory.retrieval import retrieve as search
+from memory.schema import Belief, utcnow
+from nodes.retrieve import queries_for, retrieve
+from tests.unit.fake_chat import human, runtime, seed
+
+FACTS = [
+    "My dog's name is Biscuit and he is a golden retriever.",
+    "I work as a nurse at Saint Mary Hospital in Lyon.",
+    "My sister Clara is getting married in June.",
+]
+SIMPLE_ROUTE = {"kind": "SIMPLE", "n_results": 7, "temporal_expansion": False, "passes": []}
+
+
+async def test_finds_the_fact_with_provenance(agent_services, offline) -> None:
+    uids = await seed(agent_services, "alice", FACTS, thread="t1")
+    state = {**human("What is my dog called?"), "route": SIMPLE_ROUTE}
+    out = await retrieve(state, runtime())
+    top = out["candidates"][0]
+    assert top["episode_uid"] == uids[0] and top["thread_id"] == "t1"
+    assert "Biscuit" in top["fragments"][0] and top["similarity"] >= 0.3
+    assert datetime.fromisoformat(top["created_at"]).tzinfo is not None
+    assert [c["score"] for c in out["candidates"]] == sorted(
+        (c["score"] for c in out["candidates"]), reverse=True
+    )
+
+
+async def test_other_tenants_never_see_it(agent_services, offline) -> None:
+    await seed(agent_services, "alice", FACTS)
+    out = await retrieve(
+        {**human("What is my dog called?"), "route": SIMPLE_ROUTE}, runtime(user_id="bob")
+    )
+    assert out["candidates"] == []
+
+
+async def test_similarity_floor_drops_unrelated(agent_services, offline) -> None:
+    await seed(agent_services, "alice", FACTS)
+    found = await search(
+        agent_services, "alice", "quantum chromodynamics lattice QCD", SIMPLE, utcnow()
+    )
+    assert found == []
+
+
+async def test_temporal_recipe_adds_neighbours(agent_services, offline) -> None:
+    start = datetime(2026, 1, 5, 9, tzinfo=UTC)
+    turns = [
+        "We flew to Lisbon this morning.",
+        "The hotel is near the river.",
+        "Dinner was grilled sardines.",
+        "I bought a blue ceramic tile.",
+        "Flying home tomorrow.",
+    ]
+    uids = []
+    for i, text in enumerate(turns):
+        uids += await seed(agent_services, "alice", [text], at=start + timedelta(minutes=i))
+    recipe = with_overrides(TEMPORAL, n_results=1)
+    found = await search(agent_services, "alice", "grilled sardines for dinner", recipe, utcnow())
+    assert found[0].episode_uid == uids[2] and found[0].source == "search"
+    neighbours = {c.episode_uid: c for c in found if c.source == "neighbour"}
+    assert set(neighbours) >= {uids[1], uids[3]}
+    assert all(c.neighbour_of for c in neighbours.values())
+    assert all(c.score < found[0].score for c in neighbours.values())
+
+
+async def test_aggregation_runs_every_pass(agent_services, offline) -> None:
+    uids = await seed(agent_services, "alice", FACTS)
+    recipe = get_recipe("AGGREGATION")
+    found = await search(
+        agent_services,
+        "alice",
+        ["what is my dog called?", "what is my job?", "tell me about my sister"],
+        recipe,
+        utcnow(),
+    )
+    assert set(uids) <= {c.episode_uid for c in found}
+
+
+async def test_belief_query_brings_beliefs(agent_services, offline) -> None:
+    await agent_services.graph.upsert_belief(
+        Belief(
+            tenant="alice",
+            topic="remote-work",
+            statement="Remote work suits focused tasks.",
+            confidence=0.6,
+            evidence_count=2,
+        )
+    )
+    route = {**SIMPLE_ROUTE, "kind": "BELIEF_QUERY"}
+    out = await retrieve(
+        {**human("What do you think about remote work?"), "route": route}, runtime()
+    )
+    assert out["beliefs"][0]["statement"] == "Remote work suits focused tasks."
+
+
+async def test_store_failure_means_no_memories(agent_services, offline, monkeypatch) -> None:
+    async def broken(*args, **kwargs):
+        raise ConnectionError("qdrant is down")
+
+    monkeypatch.setattr(agent_services.vectors, "search", broken)
+    out = await retrieve({**human("What is my dog called?"), "route": SIMPLE_ROUTE}, runtime())
+    assert out == {"candidates": [], "beliefs": []}
+
+
+def test_queries_come_from_passes_or_the_message() -> None:
+    assert queries_for({"passes": []}, "q") == ["q"]
+    assert queries_for({"passes": [{"query": "a"}, {"query": None}, {"query": "a"}]}, "q") == [
+        "a",
+        "q",
+    ]
