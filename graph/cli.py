@@ -98,9 +98,11 @@ def doctor() -> None:
 
 @app.command()
 def sweep(user: str | None = typer.Option(None, "--user", help="Only this tenant.")) -> None:
-    """Index every episode that bookkeeping left unfinished."""
+    """Run bookkeeping for every episode it left unfinished (index, extract, link)."""
     from memory.episodes import sweep as sweep_episodes
+    from memory.schema import Episode
     from memory.services import Services
+    from nodes.bookkeeping import process_episode
 
     async def main() -> bool:
         services = await Services.open(load_settings())
@@ -111,7 +113,12 @@ def sweep(user: str | None = typer.Option(None, "--user", help="Only this tenant
                 def tick(done: int, total: int) -> None:
                     bar.update(task, completed=done, total=total)
 
-                report = await sweep_episodes(services, tenant=user, progress=tick)
+                async def process(episode: Episode) -> None:
+                    await process_episode(services, episode.tenant, episode.uid)
+
+                report = await sweep_episodes(
+                    services, tenant=user, progress=tick, process=process
+                )
             console.print(f"{len(report.done)} episodes completed, {len(report.failed)} failed")
             for uid, why in list(report.failed.items())[:10]:
                 err.print(f"  {uid}: {why}")

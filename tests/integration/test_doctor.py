@@ -74,7 +74,8 @@ async def test_doctor_reports_health_and_each_inconsistency(
 
     code, out = await _cli("sweep")
     assert code == 0, out
-    assert "1 episodes completed" in out
+    # Full bookkeeping: the pending episode and the two only indexed ones end `processed`.
+    assert "3 episodes completed" in out
     code, out = await _cli("reindex", "--yes")
     assert code == 0, out
     code, out = await _cli("doctor")
