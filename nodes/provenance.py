@@ -1,0 +1,109 @@
+"""Belief provenance of one episode: the bookkeeping stage of DESIGN sections 3 and 6.
+
+When the episode's stored ESS recommends an update (strong enough, arguing, not manipulative),
+the belief assessment says which beliefs the message bears on, how (supports / contradicts)
+and how strongly; each becomes a provenance edge and a bounded move of the belief
+(`memory.beliefs.apply_evidence`); the insight is kept for reflection and the belief shift is
+added to the sponge's trigger. A manipulative or weak episode changes nothing: the sponge stays
+frozen for it. Every write is idempotent per (episode, belief), so a sweep re-running the stage
+gives the same store state.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from memory.beliefs import EvidenceOutcome, apply_evidence, recommends_update
+from memory.schema import ESS, MANIPULATIVE_TYPES, Episode
+from memory.services import Services
+from memory.sponge import add_insight, add_shift, status
+from nodes.belief_assessment import assess_beliefs
+from nodes.llm import Usage
+
+log = logging.getLogger("mneme.provenance")
+
+
+def frozen(ess: ESS | None) -> bool:
+    """True when the message argues manipulatively: the sponge is frozen for the turn."""
+    return ess is not None and ess.reasoning_type in MANIPULATIVE_TYPES
+
+
+@dataclass(slots=True)
+class ProvenanceResult:
+    """What the stage did to one episode."""
+
+    ran: bool
+    """False when the ESS did not recommend an update: no edge, no move, no insight."""
+    frozen: bool = False
+    """True for manipulative reasoning: the sponge is frozen and reflection does not run."""
+    outcomes: list[EvidenceOutcome] = field(default_factory=list)
+    insight: str = ""
+    shift: float = 0.0
+    reflection_due: bool = False
+
+    def summary(self) -> list[dict[str, object]]:
+        """JSON-friendly lines: topic, edge kind, valence and confidence before and after."""
+        return [
+            {
+                "topic": o.after.topic,
+                "kind": o.kind.value,
+                "applied": o.applied,
+                "created": o.created,
+                "valence": [o.before.valence, o.after.valence],
+                "confidence": [o.before.confidence, o.after.confidence],
+            }
+            for o in self.outcomes
+        ]
+
+
+async def belief_provenance(
+    services: Services, episode: Episode, *, usage: Usage, model: str | None = None
+) -> ProvenanceResult:
+    """Write the episode's provenance edges and move the beliefs it bears on."""
+    tenant = episode.tenant
+    if not recommends_update(episode.ess) or episode.ess is None:
+        if frozen(episode.ess):
+            return ProvenanceResult(ran=False, frozen=True)
+        # Small talk and weak evidence move nothing but still count toward the ~20 interactions.
+        due = (await status(services.graph, tenant)).due()
+        return ProvenanceResult(ran=False, reflection_due=due)
+    assessment = await assess_beliefs(
+        services, tenant, episode.user_text, episode.ess, usage=usage, model=model
+    )
+    outcomes = []
+    for a in assessment.assessments:
+        outcomes.append(
+            await apply_evidence(
+                services,
+                tenant,
+                episode.uid,
+                a.topic,
+                a.direction,
+                a.strength,
+                statement=a.statement or None,
+                quality=episode.ess.score,
+                reasoning=a.reasoning,
+                at=episode.created_at,
+            )
+        )
+    shift = round(sum(o.shift for o in outcomes if o.applied), 6)
+    if shift > 0:
+        await add_shift(services.graph, tenant, shift)
+    if assessment.insight:
+        await add_insight(
+            services.graph,
+            tenant,
+            assessment.insight,
+            episode_uid=episode.uid,
+            at=episode.created_at,
+        )
+    due = (await status(services.graph, tenant)).due()
+    log.debug(
+        "provenance %s: %d beliefs, shift %.3f, reflection due %s",
+        episode.uid,
+        len(outcomes),
+        shift,
+        due,
+    )
+    return ProvenanceResult(True, False, outcomes, assessment.insight, shift, due)
