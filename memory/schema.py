@@ -309,6 +309,8 @@ NEO4J_SCHEMA: tuple[str, ...] = (
     "REQUIRE (n.tenant, n.version) IS UNIQUE",
     "CREATE CONSTRAINT tenant_id IF NOT EXISTS FOR (n:Tenant) REQUIRE n.id IS UNIQUE",
     "CREATE CONSTRAINT meta_key IF NOT EXISTS FOR (n:MnemeMeta) REQUIRE n.key IS UNIQUE",
+    "CREATE CONSTRAINT tenant_state_key IF NOT EXISTS FOR (n:TenantState) "
+    "REQUIRE (n.tenant, n.key) IS UNIQUE",
     "CREATE INDEX episode_tenant_time IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.created_at)",
     "CREATE INDEX episode_tenant_status IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.status)",
     "CREATE INDEX episode_status IF NOT EXISTS FOR (n:Episode) ON (n.status)",
@@ -415,6 +417,9 @@ SQLITE_SCHEMA: tuple[str, ...] = (
         PRIMARY KEY (episode_uid, fact_uid)
     )""",
     "CREATE INDEX IF NOT EXISTS states_fact ON states (fact_uid)",
+    """CREATE TABLE IF NOT EXISTS tenant_state (
+        tenant TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tenant, key)
+    )""",
     """CREATE TABLE IF NOT EXISTS snapshots (
         tenant TEXT NOT NULL,
         version INTEGER NOT NULL,

@@ -9,10 +9,8 @@ Everything is kept so that re-running bookkeeping of an episode changes nothing:
   once per (episode, belief);
 - an insight is kept once per episode.
 
-The state survives a restart: it lives in the graph store. Until the store interface has a place
-for per-tenant records (`get_tenant_state` / `put_tenant_state`, proposed to the lead) it is a
-JSON document in a reserved belief (topic `~sponge-state`) that every belief reader in
-`memory.beliefs` leaves out; when the store grows those two methods, they are used instead.
+The state survives a restart: it is a JSON document in the graph store's per-tenant state
+(`get_tenant_state` / `put_tenant_state`, key `sponge`).
 Writes of one tenant's state are serialised by an in-process lock (foreground and background
 bookkeeping run in one process).
 """
@@ -26,8 +24,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memory.beliefs import INTERNAL_PREFIX
-from memory.schema import Belief, as_utc, utcnow
+from memory.schema import as_utc, utcnow
 from memory.stores.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -39,7 +36,6 @@ SHIFT_TRIGGER = 0.1
 MAX_INSIGHTS = 50
 """Insights kept while waiting for reflection (oldest dropped first)."""
 STATE_KEY = "sponge"
-STATE_TOPIC = f"{INTERNAL_PREFIX}sponge-state"
 
 
 @dataclass(slots=True)
@@ -114,21 +110,11 @@ def _lock(tenant: str) -> asyncio.Lock:
 
 
 async def _read(graph: GraphStore, tenant: str) -> SpongeState:
-    native = getattr(graph, "get_tenant_state", None)
-    if native is not None:
-        return SpongeState.from_json(await native(tenant, STATE_KEY))
-    record = await graph.get_belief_by_topic(tenant, STATE_TOPIC)
-    return SpongeState.from_json(record.statement if record else None)
+    return SpongeState.from_json(await graph.get_tenant_state(tenant, STATE_KEY))
 
 
 async def _write(graph: GraphStore, tenant: str, state: SpongeState) -> None:
-    native = getattr(graph, "put_tenant_state", None)
-    if native is not None:
-        await native(tenant, STATE_KEY, state.to_json())
-        return
-    await graph.upsert_belief(
-        Belief(tenant=tenant, topic=STATE_TOPIC, statement=state.to_json(), updated_at=utcnow())
-    )
+    await graph.put_tenant_state(tenant, STATE_KEY, state.to_json())
 
 
 async def load_state(graph: GraphStore, tenant: str) -> SpongeState:

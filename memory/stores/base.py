@@ -313,6 +313,17 @@ class GraphStore(ABC):
         """Every version, newest first."""
 
 
+    # ---- small per-tenant state (counters, the sponge's bookkeeping)
+
+    @abstractmethod
+    async def get_tenant_state(self, tenant: str, key: str) -> str | None:
+        """The value stored under `key` for the tenant, or None."""
+
+    @abstractmethod
+    async def put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+        """Store `value` under `key` for the tenant, replacing any previous value."""
+
+
 # --------------------------------------------------------------------------- vectors
 
 

@@ -408,6 +408,16 @@ RETURN s {.*} AS s
 """
 )
 
+_GET_STATE = """
+MATCH (s:TenantState {tenant: $tenant, key: $key})
+RETURN s.value AS value
+"""
+
+_PUT_STATE = """
+MERGE (s:TenantState {tenant: $tenant, key: $key})
+SET s.value = $value
+"""
+
 _SNAPSHOTS = """
 MATCH (s:PersonalitySnapshot {tenant: $tenant}) WHERE s.version IS NOT NULL
 RETURN s {.*} AS s ORDER BY s.tenant DESC, s.version DESC LIMIT $limit
@@ -1167,3 +1177,14 @@ class Neo4jGraphStore(GraphStore):
     async def snapshot_history(self, tenant: str) -> list[PersonalitySnapshot]:
         rows = await self._read(_SNAPSHOTS, tenant=tenant, limit=2**62)
         return [_snapshot(row["s"]) for row in rows]
+
+    # ---- per-tenant state
+
+    async def get_tenant_state(self, tenant: str, key: str) -> str | None:
+        rows = await self._read(_GET_STATE, tenant=clean_text(tenant), key=clean_text(key))
+        return str(rows[0]["value"]) if rows else None
+
+    async def put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+        await self._write(
+            _PUT_STATE, tenant=clean_text(tenant), key=clean_text(key), value=clean_text(value)
+        )

@@ -506,6 +506,22 @@ class SqliteGraphStore(GraphStore):
         )
         return [tx.snapshot_of(r) for r in rows]
 
+    # ---- per-tenant state
+
+    async def get_tenant_state(self, tenant: str, key: str) -> str | None:
+        rows = await self._fetch(
+            "SELECT value FROM tenant_state WHERE tenant = ? AND key = ?",
+            (clean_text(tenant), clean_text(key)),
+        )
+        return str(rows[0]["value"]) if rows else None
+
+    async def put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+        await self._write(
+            "INSERT INTO tenant_state (tenant, key, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
+            (clean_text(tenant), clean_text(key), clean_text(value)),
+        )
+
 
 def _cannot_open(path: Path, exc: BaseException) -> str:
     return (

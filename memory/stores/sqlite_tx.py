@@ -523,7 +523,7 @@ def wipe(conn: Conn) -> None:
     with immediate(conn):
         for table in (
             "evidence", "states", "discusses", "mentions", "related_to", "temporal_next",
-            "episodes", "topics", "entities", "beliefs", "facts", "snapshots",
+            "episodes", "topics", "entities", "beliefs", "facts", "snapshots", "tenant_state",
         ):  # fmt: skip
             conn.execute(f"DELETE FROM {table}")  # noqa: S608 - table names are constants above
 
