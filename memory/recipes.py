@@ -1,57 +1,127 @@
 """Retrieval recipes: named, declarative search strategies for `memory.retrieval.retrieve`.
 
-A recipe is data, so an experiment is a config change: copy one with `dataclasses.replace` and
-pass it in. The router picks the recipe by name (DESIGN section 5) and may override its result
-count, temporal expansion and credibility weights per turn.
+A recipe is data, so an experiment is a config change: copy one with `dataclasses.replace` (or
+`ablate`) and pass it in. The router picks the recipe by name (DESIGN section 5) and may override
+its result count, temporal expansion and credibility weights per turn. Every part of the pipeline
+can be switched off here; `PARTS` names them for `mneme eval retrieval --ablate`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from memory.schema import VectorKind
 
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
-    """How one retrieval runs."""
+    """How one retrieval runs. Scores: higher is better everywhere."""
 
     name: str
+    # ---- vector search
     kinds: tuple[VectorKind, ...] = ("derivatives", "prospective")
     """Vector collections searched; every hit points back at its episode."""
     dense: bool = True
     """Search the dense (embedding) vectors."""
     sparse: bool = True
     """Search the sparse (BM25-like lexical) vectors."""
+    contextual: bool = True
+    """Score the context derivatives (turn + the turns before it); off: exact chunks only."""
     n_results: int = 7
-    """Candidates wanted after deduplication by episode (the router may override it)."""
+    """Memories the reply gets after rerank (the router may override it; 1-20)."""
+    max_candidates: int = 30
+    """Candidates `retrieve` returns, best first (the rerank reads at most 50)."""
     overfetch: float = 2.0
-    """Each underlying search asks for `overfetch * n_results` points."""
+    """Each underlying search asks for `overfetch * max_candidates` points."""
+    fusion: Literal["score", "rrf"] = "score"
+    """How the dense and sparse lists combine: `score` = weighted sum of the BM25 score (scaled
+    by the best one) and the cosine similarity; `rrf` = reciprocal-rank fusion."""
     rrf_k: int = 60
-    """Reciprocal-rank-fusion constant: score = sum of 1 / (k + rank) over the ranked lists."""
+    """Reciprocal-rank-fusion constant: score = sum of w / (k + rank) over the ranked lists."""
+    dense_weight: float = 1.0
+    """Weight of the dense list in the fusion."""
+    sparse_weight: float = 1.0
+    """Weight of the sparse list in the fusion."""
     similarity_floor: float = 0.3
-    """An episode is kept only if one of its points has dense cosine similarity at least this."""
+    """Dense hits below this cosine similarity are dropped (lexical hits are not held to it)."""
+    smoothing: float = 0.15
+    """Add this x the better relevance of the previous and next turn of the same thread (the
+    reply rides on the question that prompted it); embedded mode only (uses the snapshot)."""
+    # ---- time
+    time_boost: float = 0.15
+    """Added to the relevance of episodes inside a time window named by the question."""
+    time_filter: bool = False
+    """Search only inside the question's time window (when it names one)."""
     neighbours: int = 0
     """Episodes before and after each seed along TEMPORAL_NEXT to add (0: none)."""
-    neighbour_seeds: int = 3
+    neighbour_seeds: int = 5
     """How many top candidates get their neighbours."""
+    neighbour_decay: float = 0.5
+    """A neighbour scores its seed's relevance x decay / |offset|."""
+    # ---- associative path
+    associative: bool = True
+    """Entities named in the query → graph traversal → their episodes, fused with the vectors."""
+    entity_hops: int = 1
+    """RELATED_TO hops walked from the query's entities."""
+    proximity_weight: float = 0.25
+    """Weight of graph proximity in the relevance."""
+    pointer_max: int = 12
+    """An entity mentioned by at most this many episodes brings them in as candidates."""
+    # ---- rerank and final score
+    rerank: bool = True
+    """Non-LLM rerank of the top `rerank_depth`: query-term coverage of each candidate's text."""
+    rerank_depth: int = 30
+    rerank_weight: float = 0.15
+    salience_weight: float = 0.0
+    """Final score = relevance (scaled to [0, 1] by the best) + the weighted salience, recency
+    and credibility terms. DESIGN's context weights (0.3 salience, 0.2 recency) are the recipe
+    `CONTEXT`; on question answering they cost recall (see docs/decisions.md)."""
+    recency_weight: float = 0.0
+    recency_days: float = 30.0
+    """Recency = 1 / (1 + age_days / recency_days)."""
+    min_salience: float = 0.1
+    """Episodes with a lower salience are left out."""
+    # ---- passes and budgets
     max_passes: int = 1
-    """Most query passes (sub-queries) one retrieval runs; extra ones are ignored."""
-    max_candidates: int = 50
-    """Hard cap on what `retrieve` returns (the rerank reads at most 50)."""
+    """Most query passes (sub-queries) one retrieval runs; their lists are fused with RRF."""
+    max_fragments: int = 10
+    """Context assembly: at most this many fragments..."""
+    token_budget: int = 2000
+    """...within this many tokens (about 4 characters each)."""
+    diversity: float = 0.7
+    """Context assembly: each further fragment of one episode is worth this factor less."""
 
 
 SIMPLE = Recipe(name="SIMPLE")
-"""One pass, dense + sparse over derivatives and prospective questions, RRF, floor 0.3."""
+"""One pass, dense + sparse over derivatives and prospective questions, entities, rerank."""
 
-TEMPORAL = Recipe(name="TEMPORAL", neighbours=2)
-"""SIMPLE, then the 2 episodes before and after the best candidates."""
+TEMPORAL = Recipe(name="TEMPORAL", neighbours=2, time_boost=0.25)
+"""SIMPLE, a stronger time-window boost, and the 2 episodes before and after the best ones."""
 
 AGGREGATION = Recipe(name="AGGREGATION", n_results=10, max_passes=4)
-"""Up to 4 sub-queries, every ranked list fused together with RRF."""
+"""Up to 4 sub-queries, their lists fused with RRF."""
 
-RECIPES: dict[str, Recipe] = {r.name: r for r in (SIMPLE, TEMPORAL, AGGREGATION)}
+CONTEXT = Recipe(name="CONTEXT", salience_weight=0.3, recency_weight=0.2)
+"""DESIGN section 5's context weights: salience and recency beside similarity and proximity."""
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (SIMPLE, TEMPORAL, AGGREGATION, CONTEXT)}
 """Recipes by name."""
+
+PARTS: dict[str, dict[str, object]] = {
+    "dense": {"dense": False},
+    "sparse": {"sparse": False},
+    "prospective": {"kinds": ("derivatives",)},
+    "contextual": {"contextual": False},
+    "fusion": {"fusion": "rrf"},
+    "time": {"time_boost": 0.0, "time_filter": False},
+    "neighbours": {"neighbours": 0},
+    "associative": {"associative": False},
+    "rerank": {"rerank": False},
+    "floor": {"similarity_floor": -1.0},
+    "smoothing": {"smoothing": 0.0},
+}
+"""Parts that `ablate` can turn off, and what turning each off changes."""
 
 
 def get_recipe(name: str) -> Recipe:
@@ -65,6 +135,15 @@ def get_recipe(name: str) -> Recipe:
         raise ValueError(
             f"unknown retrieval recipe {name!r}; use one of {sorted(RECIPES)}"
         ) from None
+
+
+def ablate(recipe: Recipe, part: str) -> Recipe:
+    """A copy of `recipe` with one part turned off; ValueError names the parts."""
+    try:
+        changes = PARTS[part]
+    except KeyError:
+        raise ValueError(f"unknown part {part!r}; use one of {sorted(PARTS)}") from None
+    return replace(recipe, **changes)  # type: ignore[arg-type]
 
 
 def with_overrides(

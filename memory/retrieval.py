@@ -1,11 +1,14 @@
-"""Retrieval: one `retrieve` function driven by a `Recipe` (DESIGN section 5, first version).
+"""Retrieval: one `retrieve` function driven by a `Recipe` (DESIGN section 5).
 
-For each query pass it runs dense and sparse searches over the recipe's collections
-(derivatives, prospective questions), fuses every ranked list with reciprocal-rank fusion
-(k = 60), deduplicates by episode, applies the similarity floor to dense cosine similarity,
-adds credibility weights, and optionally brings the temporal neighbours of the best candidates.
-Candidates carry their provenance: episode uid, thread, creation time, the fragments that
-matched. No prompts and no LangGraph here.
+For each query pass, in parallel: dense and sparse searches over derivatives (exact chunks and
+context derivatives) and prospective questions, and the associative path (entities named in the
+query → their episodes). Hits collapse to episodes (best point per list); the lists fuse into a
+relevance (weighted scores, or RRF); a time window named by the question boosts what falls inside
+it; graph proximity and a non-LLM rerank (query-term coverage) adjust it; neighbours along
+TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry provenance: the
+fragments and prospective questions that matched, and the score parts.
+
+No prompts and no LangGraph here; the LLM rerank is the agent's `rerank` node.
 """
 
 from __future__ import annotations
@@ -17,13 +20,18 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from memory.associative import Association, associate
+from memory.contextual import CONTEXT_ROLE
+from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
-from memory.schema import SIGNAL_NAMES, Episode, VectorKind, as_utc
+from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc
 from memory.services import Services
-from memory.sparse import encode_query
+from memory.snapshot import cache_for
+from memory.sparse import encode_query, tokenize
 from memory.stores.base import VectorFilter, VectorHit
+from memory.timeparse import Resolution, parse_time
 
-Source = Literal["search", "neighbour"]
+Source = Literal["search", "neighbour", "entity"]
 
 
 @dataclass(slots=True)
@@ -32,15 +40,16 @@ class Candidate:
 
     episode_uid: str
     score: float
-    """Fused score in [0, ~1]: normalised RRF plus credibility weights."""
+    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
+    credibility terms."""
     similarity: float | None
-    """Best dense cosine similarity of any of the episode's points to a query (None: neighbour)."""
+    """Best dense cosine similarity of any of the episode's points (None: not measured)."""
     created_at: datetime
     thread_id: str
     content: str
     """The episode as stored (user and agent text)."""
     fragments: list[str] = field(default_factory=list)
-    """Matched derivative texts, best first."""
+    """Matched exact derivative texts, best first (context derivatives are not shown)."""
     questions: list[str] = field(default_factory=list)
     """Prospective questions that matched, best first."""
     source: Source = "search"
@@ -48,6 +57,13 @@ class Candidate:
     offset: int = 0
     """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
     signals: dict[str, float] = field(default_factory=dict)
+    relevance: float = 0.0
+    """Fused dense + sparse + proximity + time score before the final ranking."""
+    proximity: float = 0.0
+    """Graph proximity from the query's entities, in [0, 1]."""
+    in_window: bool = False
+    """Created inside a time window the question names."""
+    salience: float = 0.5
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly copy (datetimes as ISO strings)."""
@@ -57,37 +73,25 @@ class Candidate:
 
 
 @dataclass(slots=True)
-class _Acc:
-    rrf: float = 0.0
-    similarity: float | None = None
+class _Episode:
+    """Per-episode accumulator of one pass."""
+
+    dense: float | None = None
+    sparse: float | None = None
+    ranks: list[tuple[int, int]] = field(default_factory=list)
+    """(list index, rank) for RRF."""
     fragments: dict[str, float] = field(default_factory=dict)
     questions: dict[str, float] = field(default_factory=dict)
-    signals: dict[str, float] = field(default_factory=dict)
+    payload: Mapping[str, object] = field(default_factory=dict)
 
 
 def rrf_fuse(lists: Sequence[Sequence[VectorHit]], k: int) -> dict[str, float]:
     """Reciprocal-rank fusion of ranked hit lists by hit id: sum of 1 / (k + rank), rank from 1."""
-    scores: dict[str, float] = {}
-    for hits in lists:
-        for rank, hit in enumerate(hits, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (k + rank)
-    return scores
+    return rrf_lists(((1.0, [h.id for h in hits]) for hits in lists), k)
 
 
-def _episode_ranking(hits: Sequence[VectorHit]) -> list[VectorHit]:
-    """The hits with each episode kept at its first (best) place, keyed by episode uid."""
-    seen: set[str] = set()
-    out: list[VectorHit] = []
-    for hit in hits:
-        uid = str(hit.payload.get("episode_uid", ""))
-        if uid not in seen:
-            seen.add(uid)
-            out.append(VectorHit(id=uid, score=hit.score, payload=hit.payload))
-    return out
-
-
-def _num(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
+def _num(value: object, default: float = 0.0) -> float:
+    return float(value) if isinstance(value, int | float) else default
 
 
 def _signals(payload: Mapping[str, object]) -> dict[str, float]:
@@ -101,53 +105,148 @@ def credibility_bonus(signals: Mapping[str, float], weights: Mapping[str, float]
     return sum(min(0.3, max(0.0, weights.get(n, 0.0))) * signals.get(n, 0.0) for n in SIGNAL_NAMES)
 
 
-async def _search_pass(
-    services: Services, tenant: str, query: str, recipe: Recipe, limit: int
-) -> tuple[list[list[VectorHit]], dict[str, float]]:
-    """Run one query's searches; return the ranked lists and dense similarity per point id."""
-    vectors = services.vectors
-    dense = (await services.embedder.embed_query(query)).tolist() if recipe.dense else None
-    sparse = encode_query(query) if recipe.sparse else None
+def _created(payload: Mapping[str, object]) -> datetime | None:
+    value = payload.get("created_at")
+    if isinstance(value, datetime):
+        return as_utc(value)
+    if isinstance(value, str):
+        try:
+            return as_utc(datetime.fromisoformat(value))
+        except ValueError:
+            return None
+    return None
+
+
+@dataclass(slots=True)
+class _Pass:
+    relevance: dict[str, float]
+    acc: dict[str, _Episode]
+    association: Association
+
+
+async def _run_pass(
+    services: Services, tenant: str, query: str, recipe: Recipe, when: Resolution
+) -> _Pass:
+    vectors = cache_for(services.vectors)
+    limit = max(1, math.ceil(recipe.max_candidates * recipe.overfetch))
+    window = when.window
+    flt = (
+        VectorFilter(created_from=window.start, created_to=window.end)
+        if recipe.time_filter and window is not None
+        else None
+    )
+    # The associative path runs while the query is embedded (both wait on worker threads).
+    assoc_task = (
+        asyncio.ensure_future(
+            associate(
+                services.graph,
+                tenant,
+                query,
+                hops=recipe.entity_hops,
+                pointer_max=recipe.pointer_max,
+            )
+        )
+        if recipe.associative
+        else None
+    )
+    try:
+        dense_vec = (await services.embedder.embed_query(query)).tolist() if recipe.dense else None
+    except BaseException:
+        if assoc_task is not None:
+            assoc_task.cancel()
+        raise
+    sparse_vec = encode_query(query) if recipe.sparse else None
     jobs: list[tuple[str, VectorKind]] = []
-    calls = []
+    calls: list[Any] = []
     for kind in recipe.kinds:
-        if dense is not None:
+        if dense_vec is not None:
             jobs.append(("dense", kind))
             calls.append(
                 vectors.search(
-                    kind, tenant, dense=dense, limit=limit, score_threshold=recipe.similarity_floor
+                    kind,
+                    tenant,
+                    dense=dense_vec,
+                    limit=limit,
+                    filter=flt,
+                    score_threshold=recipe.similarity_floor,
                 )
             )
-        if sparse is not None and sparse.indices:
+        if sparse_vec is not None and sparse_vec.indices:
             jobs.append(("sparse", kind))
-            calls.append(vectors.search(kind, tenant, sparse=sparse, limit=limit))
-    results = await asyncio.gather(*calls)
-    sims: dict[str, float] = {}
+            calls.append(vectors.search(kind, tenant, sparse=sparse_vec, limit=limit, filter=flt))
+    results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
+    association = await assoc_task if assoc_task is not None else Association()
+
+    acc: dict[str, _Episode] = {}
+    lists: dict[str, list[str]] = {"dense": [], "sparse": []}
     for (mode, _kind), hits in zip(jobs, results, strict=True):
-        if mode == "dense":
-            for hit in hits:
-                sims[hit.id] = max(sims.get(hit.id, -1.0), hit.score)
-    # A purely lexical hit has no measured similarity yet: measure it on its own episodes.
-    lexical = {
-        str(h.payload.get("episode_uid"))
-        for (mode, _), hits in zip(jobs, results, strict=True)
-        if mode == "sparse"
-        for h in hits
-        if h.id not in sims
-    }
-    if lexical and dense is not None:
-        for kind in recipe.kinds:
-            hits = await vectors.search(
-                kind,
-                tenant,
-                dense=dense,
-                limit=limit * 2,
-                filter=VectorFilter(episode_uids=sorted(lexical)),
-                score_threshold=recipe.similarity_floor,
-            )
-            for hit in hits:
-                sims[hit.id] = max(sims.get(hit.id, -1.0), hit.score)
-    return list(results), sims
+        for hit in hits:
+            payload = hit.payload
+            if not recipe.contextual and payload.get("role") == CONTEXT_ROLE:
+                continue
+            uid = str(payload.get("episode_uid", ""))
+            if not uid:
+                continue
+            ep = acc.setdefault(uid, _Episode(payload=payload))
+            if mode == "dense":
+                ep.dense = hit.score if ep.dense is None else max(ep.dense, hit.score)
+            else:
+                ep.sparse = hit.score if ep.sparse is None else max(ep.sparse, hit.score)
+            text = str(payload.get("text", ""))
+            if "derivative_text" in payload:
+                ep.questions[text] = max(ep.questions.get(text, 0.0), hit.score)
+                text = str(payload["derivative_text"])
+            if payload.get("role") != CONTEXT_ROLE:
+                ep.fragments[text] = max(ep.fragments.get(text, 0.0), hit.score)
+    for uid in association.pointers:
+        acc.setdefault(uid, _Episode())
+
+    for mode in ("dense", "sparse"):
+        ranked = sorted(
+            (uid for uid, ep in acc.items() if getattr(ep, mode) is not None),
+            key=lambda u: -(getattr(acc[u], mode) or 0.0),
+        )
+        lists[mode] = ranked
+    relevance = _fuse(acc, lists, recipe)
+    if recipe.smoothing > 0:
+        snapshot = await vectors.get("derivatives", tenant) if vectors.enabled else None
+        if snapshot is not None:
+            relevance = smooth(relevance, snapshot.adjacency(), recipe.smoothing)
+    for uid in list(relevance):
+        relevance[uid] += recipe.proximity_weight * association.proximity.get(uid, 0.0)
+        if window is not None and recipe.time_boost:
+            created = _created(acc[uid].payload)
+            if created is not None and window.contains(created):
+                relevance[uid] += recipe.time_boost
+    return _Pass(relevance=relevance, acc=acc, association=association)
+
+
+def _fuse(
+    acc: Mapping[str, _Episode], lists: Mapping[str, list[str]], recipe: Recipe
+) -> dict[str, float]:
+    """Relevance per episode from the dense and sparse lists (see `Recipe.fusion`)."""
+    if recipe.fusion == "rrf":
+        weighted = [(recipe.dense_weight, lists["dense"]), (recipe.sparse_weight, lists["sparse"])]
+        scores = rrf_lists(weighted, recipe.rrf_k)
+        best = sum(w for w, items in weighted if items) / (recipe.rrf_k + 1) or 1.0
+        return {uid: scores.get(uid, 0.0) / best for uid in acc}
+    dense_vals = [ep.dense for ep in acc.values() if ep.dense is not None]
+    sparse_vals = [ep.sparse for ep in acc.values() if ep.sparse is not None]
+    # A point below a list's cut-off scores at most the list's last value: use it as the fill.
+    dense_fill = min(dense_vals) if dense_vals else 0.0
+    sparse_top = max(sparse_vals) if sparse_vals else 1.0
+    sparse_fill = min(sparse_vals) if sparse_vals else 0.0
+    out: dict[str, float] = {}
+    for uid, ep in acc.items():
+        dense = ep.dense if ep.dense is not None else dense_fill
+        sparse = ep.sparse if ep.sparse is not None else sparse_fill
+        value = 0.0
+        if recipe.dense:
+            value += recipe.dense_weight * max(0.0, dense)
+        if recipe.sparse:
+            value += recipe.sparse_weight * (sparse / sparse_top if sparse_top > 0 else 0.0)
+        out[uid] = value
+    return out
 
 
 async def retrieve(
@@ -161,84 +260,111 @@ async def retrieve(
 ) -> list[Candidate]:
     """Search the tenant's memory for `query` (one string, or one per pass); best first.
 
-    Returns at most `min(overfetch * n_results, max_candidates)` search candidates plus their
-    temporal neighbours when the recipe asks. Only episodes with a point at or above the
-    similarity floor survive. `now` bounds the search: nothing created after it is returned.
+    Returns at most `recipe.max_candidates` candidates (plus temporal neighbours when the recipe
+    asks), none created after `now`; the question's time words are read against `now`.
     """
     queries = [query] if isinstance(query, str) else list(query)
-    queries = [q.strip() for q in queries if q and q.strip()][: recipe.max_passes]
+    queries = list(dict.fromkeys(q.strip() for q in queries if q and q.strip()))[
+        : recipe.max_passes
+    ]
     if not queries:
         return []
-    limit = max(1, math.ceil(recipe.n_results * recipe.overfetch))
-    passes = await asyncio.gather(
-        *(_search_pass(services, tenant, q, recipe, limit) for q in queries)
-    )
-    lists = [hits for ranked, _ in passes for hits in ranked]
-    sims: dict[str, float] = {}
-    for _, s in passes:
-        for pid, value in s.items():
-            sims[pid] = max(sims.get(pid, -1.0), value)
-    # Fusion is by episode: in each list an episode ranks at its best point, so that many
-    # fragments of one episode count once (dedup) and agreeing lists add up (RRF).
-    fused = rrf_fuse([_episode_ranking(hits) for hits in lists], recipe.rrf_k)
-    # Normalise by first place in every list that found anything, so scores read as 0..1.
-    best_possible = max(1, sum(1 for hits in lists if hits)) / (recipe.rrf_k + 1)
-    point_scores = rrf_fuse(lists, recipe.rrf_k)
-
-    by_episode: dict[str, _Acc] = {}
-    for hits in lists:
-        for hit in hits:
-            payload = hit.payload
-            uid = str(payload.get("episode_uid", ""))
-            acc = by_episode.setdefault(
-                uid, _Acc(rrf=fused.get(uid, 0.0), signals=_signals(payload))
-            )
-            if hit.id in sims:
-                acc.similarity = max(acc.similarity or -1.0, sims[hit.id])
-            score = point_scores.get(hit.id, 0.0)
-            text = str(payload.get("text", ""))
-            if "derivative_text" in payload:
-                acc.questions[text] = max(acc.questions.get(text, 0.0), score)
-                text = str(payload["derivative_text"])
-            acc.fragments[text] = max(acc.fragments.get(text, 0.0), score)
-
-    kept = {
-        uid: acc
-        for uid, acc in by_episode.items()
-        if uid and acc.similarity is not None and acc.similarity >= recipe.similarity_floor
-    }
-    ranked = sorted(
-        kept.items(),
-        key=lambda kv: (
-            -(kv[1].rrf / best_possible + credibility_bonus(kv[1].signals, signal_weights)),
-            kv[0],
-        ),
-    )[: min(limit, recipe.max_candidates)]
-    episodes = {
-        e.uid: e for e in await services.graph.get_episodes(tenant, [uid for uid, _ in ranked])
-    }
     cutoff = as_utc(now)
+    whens = [parse_time(q, cutoff) for q in queries]
+    passes = await asyncio.gather(
+        *(_run_pass(services, tenant, q, recipe, w) for q, w in zip(queries, whens, strict=True))
+    )
+    if len(passes) == 1:
+        relevance = passes[0].relevance
+    else:  # sub-queries: reciprocal-rank fusion of their rankings
+        ranked = [(1.0, sorted(p.relevance, key=lambda u: -p.relevance[u])) for p in passes]
+        fused = rrf_lists(ranked, recipe.rrf_k)
+        best = len(passes) / (recipe.rrf_k + 1)
+        relevance = {uid: value / best for uid, value in fused.items()}
+    acc: dict[str, _Episode] = {}
+    proximity: dict[str, float] = {}
+    for p in passes:
+        for uid, ep in p.acc.items():
+            mine = acc.setdefault(uid, _Episode(payload=ep.payload))
+            if ep.dense is not None:
+                mine.dense = max(mine.dense or -1.0, ep.dense)
+            for text, s in ep.fragments.items():
+                mine.fragments[text] = max(mine.fragments.get(text, 0.0), s)
+            for text, s in ep.questions.items():
+                mine.questions[text] = max(mine.questions.get(text, 0.0), s)
+        for uid, value in p.association.proximity.items():
+            proximity[uid] = max(proximity.get(uid, 0.0), value)
+
+    order = sorted(relevance, key=lambda u: (-relevance[u], u))
+    depth = max(recipe.max_candidates, recipe.rerank_depth if recipe.rerank else 0)
+    top = order[:depth]
+    episodes = {e.uid: e for e in await services.graph.get_episodes(tenant, top)}
+    windows = [w.window for w in whens if w.window is not None]
+    best = max((relevance[u] for u in top), default=1.0) or 1.0
+    q_tokens = set().union(*(set(tokenize(q)) for q in queries))
     out: list[Candidate] = []
-    for uid, acc in ranked:
+    for uid in top:
         episode = episodes.get(uid)
         if episode is None or episode.archived or as_utc(episode.created_at) > cutoff:
             continue  # vectors without a graph node: `mneme doctor` reports them
+        if episode.salience < recipe.min_salience:
+            continue
         out.append(
-            Candidate(
-                episode_uid=uid,
-                score=acc.rrf / best_possible + credibility_bonus(acc.signals, signal_weights),
-                similarity=acc.similarity,
-                created_at=as_utc(episode.created_at),
-                thread_id=episode.thread_id,
-                content=episode.content,
-                fragments=[t for t, _ in sorted(acc.fragments.items(), key=lambda kv: -kv[1])],
-                questions=[t for t, _ in sorted(acc.questions.items(), key=lambda kv: -kv[1])],
-                signals=acc.signals,
+            _candidate(
+                episode,
+                acc[uid],
+                relevance[uid] / best,
+                proximity.get(uid, 0.0),
+                windows,
+                recipe,
+                cutoff,
+                q_tokens,
+                signal_weights,
             )
         )
-    if recipe.neighbours > 0:
+    out.sort(key=lambda c: (-c.score, c.episode_uid))
+    out = out[: recipe.max_candidates]
+    if recipe.neighbours > 0 and out:
         out += await _neighbours(services, tenant, out, recipe, cutoff)
+        out.sort(key=lambda c: (-c.score, c.episode_uid))
     return out
+
+
+def _candidate(
+    episode: Episode,
+    ep: _Episode,
+    relevance: float,
+    proximity: float,
+    windows: Sequence[Any],
+    recipe: Recipe,
+    cutoff: datetime,
+    q_tokens: set[str],
+    signal_weights: Mapping[str, float] | None,
+) -> Candidate:
+    created = as_utc(episode.created_at)
+    signals = episode.ess.signals() if episode.ess else _signals(ep.payload)
+    score = relevance
+    if recipe.rerank and q_tokens:
+        score += recipe.rerank_weight * coverage(q_tokens, episode.content)
+    score += recipe.salience_weight * episode.salience
+    score += recipe.recency_weight * recency(created, cutoff, recipe.recency_days)
+    score += credibility_bonus(signals, signal_weights)
+    return Candidate(
+        episode_uid=episode.uid,
+        score=score,
+        similarity=ep.dense,
+        created_at=created,
+        thread_id=episode.thread_id,
+        content=episode.content,
+        fragments=[t for t, _ in sorted(ep.fragments.items(), key=lambda kv: -kv[1])],
+        questions=[t for t, _ in sorted(ep.questions.items(), key=lambda kv: -kv[1])],
+        source="search" if ep.payload else "entity",
+        signals=signals,
+        relevance=relevance,
+        proximity=proximity,
+        in_window=any(w.contains(created) for w in windows),
+        salience=episode.salience,
+    )
 
 
 async def _neighbours(
@@ -247,9 +373,26 @@ async def _neighbours(
     """The ±`recipe.neighbours` episodes around the best seeds, scored below their seed."""
     present = {c.episode_uid for c in seeds}
     top = seeds[: recipe.neighbour_seeds]
-    found = await asyncio.gather(
-        *(services.graph.temporal_neighbours(tenant, c.episode_uid, recipe.neighbours) for c in top)
-    )
+    cache = cache_for(services.vectors)
+    snapshot = await cache.get("derivatives", tenant) if cache.enabled else None
+    found: list[list[Neighbour]]
+    if snapshot is not None:  # embedded mode: the chain order is in the snapshot, one graph read
+        offsets = [snapshot.chain(c.episode_uid, recipe.neighbours) for c in top]
+        wanted = list(dict.fromkeys(u for pairs in offsets for _, u in pairs))
+        loaded = {e.uid: e for e in await services.graph.get_episodes(tenant, wanted)}
+        found = [
+            [Neighbour(offset=o, episode=loaded[u]) for o, u in pairs if u in loaded]
+            for pairs in offsets
+        ]
+    else:
+        found = list(
+            await asyncio.gather(
+                *(
+                    services.graph.temporal_neighbours(tenant, c.episode_uid, recipe.neighbours)
+                    for c in top
+                )
+            )
+        )
     out: list[Candidate] = []
     for seed, neighbours in zip(top, found, strict=True):
         for n in neighbours:
@@ -260,7 +403,7 @@ async def _neighbours(
             out.append(
                 Candidate(
                     episode_uid=episode.uid,
-                    score=seed.score * 0.5 / abs(n.offset),
+                    score=seed.score * recipe.neighbour_decay / abs(n.offset),
                     similarity=None,
                     created_at=as_utc(episode.created_at),
                     thread_id=episode.thread_id,
@@ -269,6 +412,8 @@ async def _neighbours(
                     neighbour_of=seed.episode_uid,
                     offset=n.offset,
                     signals=episode.ess.signals() if episode.ess else {},
+                    relevance=seed.relevance * recipe.neighbour_decay / abs(n.offset),
+                    salience=episode.salience,
                 )
             )
     return out

@@ -1,0 +1,346 @@
+"""`mneme eval retrieval`: the memeval protocol (../shared/bench/FORMAT.md) through mneme's own paths.
+
+For each conversation: a fresh embedded memory (SQLite graph + local Qdrant in a temporary
+directory) and tenant; every session ingested in order through the write path (`remember`, then
+bookkeeping: chunks, contextual derivatives, prospective paraphrases, vectors, topics and
+entities); every question asked through the read path (the router's recipe, then `retrieve`, the
+function the agent's retrieve node calls), with the question's date as now.
+
+How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is one
+episode whose user text is `Speaker: text`; a `user` turn and the `assistant` turn that answers it
+form one episode, as in the agent. Turn ids are opaque: they live only in this harness's map from
+episode uid to turn ids, never in the stores. A turn whose content the tenant already holds maps
+to the existing episode (dedup); retrieving that episode ranks all its turns, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.metrics import KS, Scored, percentile, question_metrics, summarise
+from memory.embeddings import Embedder, build_embedder
+from memory.episodes import remember
+from memory.recipes import Recipe, ablate, get_recipe, with_overrides
+from memory.retrieval import retrieve
+from memory.schema import as_utc, utcnow
+from memory.services import Services
+from memory.settings import Settings, load_settings
+
+TURN_SPACING = timedelta(seconds=30)
+"""Turns of a session are this far apart (sessions carry one date, turns none)."""
+SESSION_GAP = timedelta(days=1)
+"""A session without a date is placed this long after the previous one."""
+MIN_RANKED = 20
+
+
+class EvalInputError(ValueError):
+    """The data file is not memeval; the message names the line and the problem."""
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One memeval line."""
+
+    id: str
+    sessions: list[dict[str, Any]]
+    questions: list[dict[str, Any]]
+
+
+def read_memeval(path: Path) -> list[Conversation]:
+    """Read a memeval JSONL file; `EvalInputError` names the first bad line."""
+    if not path.is_file():
+        raise EvalInputError(f"{path} does not exist; pass a memeval .jsonl file")
+    out: list[Conversation] = []
+    with path.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                conv = Conversation(str(row["id"]), list(row["sessions"]), list(row["questions"]))
+                for s in conv.sessions:
+                    for t in s["turns"]:
+                        t["id"], t["speaker"], t["text"]
+                for q in conv.questions:
+                    q["id"], q["question"], q["evidence"]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise EvalInputError(
+                    f"{path}:{n} is not a memeval conversation ({type(exc).__name__}: {exc}); "
+                    "see FORMAT.md: id, sessions[].turns[].{id, speaker, role, text}, "
+                    "questions[].{id, question, evidence}"
+                ) from None
+            out.append(conv)
+    return out
+
+
+def _parse_date(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(value.strip()))
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class Ingested:
+    """What the harness keeps of one conversation's ingest."""
+
+    turn_ids: dict[str, list[str]] = field(default_factory=dict)
+    """Episode uid → its turn ids, in order."""
+    order: list[str] = field(default_factory=list)
+    """Every turn id, in conversation order."""
+    last: datetime = field(default_factory=utcnow)
+    episodes: int = 0
+    duplicates: int = 0
+    seconds: float = 0.0
+
+
+def _episodes_of(session: dict[str, Any]) -> Iterator[tuple[list[str], str, str]]:
+    """(turn ids, user_text, agent_text) per episode of a session (see the module docstring)."""
+    turns = session["turns"]
+    i = 0
+    while i < len(turns):
+        turn = turns[i]
+        role = turn.get("role")
+        text = str(turn["text"])
+        if role == "user":
+            nxt = turns[i + 1] if i + 1 < len(turns) else None
+            if nxt is not None and nxt.get("role") == "assistant":
+                yield [turn["id"], nxt["id"]], text, str(nxt["text"])
+                i += 2
+                continue
+            yield [turn["id"]], text, ""
+        elif role == "assistant":
+            yield [turn["id"]], "", text
+        else:
+            yield [turn["id"]], f"{turn['speaker']}: {text}", ""
+        i += 1
+
+
+Bookkeep = Callable[[Services, str, str], Any]
+
+
+async def ingest(
+    services: Services, tenant: str, conv: Conversation, bookkeep: Bookkeep
+) -> Ingested:
+    """Remember and bookkeep every turn of the conversation, in order."""
+    result = Ingested()
+    start = time.perf_counter()
+    clock: datetime | None = None
+    for index, session in enumerate(conv.sessions):
+        date = _parse_date(session.get("date"))
+        base = date or ((clock + SESSION_GAP) if clock else datetime(2000, 1, 1, tzinfo=UTC))
+        if clock is not None and base <= clock:
+            base = clock + TURN_SPACING  # keep the chain in conversation order
+        for n, (ids, user_text, agent_text) in enumerate(_episodes_of(session)):
+            result.order.extend(ids)
+            if not user_text.strip() and not agent_text.strip():
+                continue
+            at = base + n * TURN_SPACING
+            clock = at
+            done = await remember(
+                services,
+                tenant=tenant,
+                thread_id=f"session-{index + 1}",
+                user_text=user_text,
+                agent_text=agent_text,
+                at=at,
+            )
+            result.turn_ids.setdefault(done.uid, []).extend(ids)
+            if done.duplicate:
+                result.duplicates += 1
+                continue
+            result.episodes += 1
+            await bookkeep(services, tenant, done.uid)
+    result.last = clock or utcnow()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def ranked_turns(uids: Sequence[str], ingested: Ingested, minimum: int = MIN_RANKED) -> list[str]:
+    """Turn ids of the retrieved episodes, best first; padded (latest turns first) to `minimum`."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for uid in uids:
+        for turn in ingested.turn_ids.get(uid, []):
+            if turn not in seen:
+                seen.add(turn)
+                out.append(turn)
+    if len(out) < minimum:
+        for turn in reversed(ingested.order):
+            if len(out) >= minimum:
+                break
+            if turn not in seen:
+                seen.add(turn)
+                out.append(turn)
+    return out
+
+
+def choose_recipe(question: str, recipe_name: str, part: str | None) -> tuple[Recipe, list[str]]:
+    """The recipe and queries for a question: the offline router's choice, or a fixed recipe."""
+    queries = [question]
+    if recipe_name.lower() == "auto":
+        from nodes.route import heuristic_route  # the agent's offline router
+
+        decision = heuristic_route(question)
+        kind = "SIMPLE" if decision.kind == "NONE" else decision.kind
+        recipe = with_overrides(get_recipe(kind), n_results=decision.n_results)
+        queries = [p.query or question for p in decision.passes] or [question]
+    else:
+        recipe = get_recipe(recipe_name)
+    if part:
+        recipe = ablate(recipe, part)
+    return recipe, queries
+
+
+def make_bookkeep(llm: bool) -> Bookkeep:
+    """Bookkeeping of one episode: the agent's steps, with contextual derivatives.
+
+    Offline (`llm=False`) it is the heuristic extraction the agent falls back to without a model;
+    with `llm=True` the configured model extracts chunks, questions, topics and entities.
+    """
+
+    async def bookkeep(services: Services, tenant: str, uid: str) -> None:
+        from nodes import bookkeeping as steps
+        from nodes.extract import extract, heuristic_extraction
+        from nodes.llm import Usage
+
+        episode = await steps.load(services, tenant, uid)
+        if llm:
+            extraction, fallback = await extract(episode, Usage())
+        else:
+            extraction, fallback = heuristic_extraction(episode), True
+        await steps.index(services, episode, extraction, fallback=fallback)
+        await steps.link(services, episode, extraction)
+
+    return bookkeep
+
+
+@dataclass(slots=True)
+class EvalResult:
+    """Per-question rankings and the summary written to `--json`."""
+
+    questions: list[dict[str, Any]]
+    summary: dict[str, Any]
+    latencies_ms: list[float] = field(default_factory=list)
+    """Retrieval time of each question, in question order (not written to `--json`)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The `--json` document."""
+        return {"questions": self.questions, "summary": self.summary}
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def eval_settings(base: Settings, data_dir: Path) -> Settings:
+    """Settings for one conversation: the embedded stores in `data_dir`, models as configured."""
+    return base.model_copy(
+        update={
+            "data_dir": data_dir,
+            "graph_backend": "sqlite",
+            "sqlite_path": None,
+            "neo4j_uri": None,
+            "qdrant_path": None,
+            "qdrant_url": None,
+        }
+    )
+
+
+async def run_eval(
+    data: Path,
+    *,
+    recipe_name: str = "auto",
+    part: str | None = None,
+    llm: bool = False,
+    limit_conversations: int | None = None,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    bookkeep: Bookkeep | None = None,
+) -> EvalResult:
+    """Run the memeval protocol on `data`; return rankings and the summary."""
+    conversations = read_memeval(data)[:limit_conversations]
+    base = settings or load_settings()
+    if not llm:
+        base = base.model_copy(update={"llm_base_url": None, "llm_api_key": None})
+    if recipe_name.lower() != "auto":
+        get_recipe(recipe_name)  # fail before ingesting anything
+    if part:
+        ablate(get_recipe("SIMPLE"), part)
+    bookkeep = bookkeep or make_bookkeep(llm)
+    own_embedder = embedder is None
+    embedder = embedder or build_embedder(base)
+    scored: list[Scored] = []
+    rows: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    ingest_s = 0.0
+    turns = episodes = duplicates = 0
+    try:
+        with tempfile.TemporaryDirectory(prefix="mneme-eval-") as tmp:
+            for n, conv in enumerate(conversations, start=1):
+                settings_n = eval_settings(base, Path(tmp) / f"c{n}")
+                services = await Services.open(settings_n, embedder=embedder)
+                tenant = f"memeval-{n}"
+                try:
+                    if progress:
+                        progress(f"ingest {n}/{len(conversations)}", 0, 1)
+                    ingested = await ingest(services, tenant, conv, bookkeep)
+                    ingest_s += ingested.seconds
+                    turns += len(ingested.order)
+                    episodes += ingested.episodes
+                    duplicates += ingested.duplicates
+                    last = ingested.last + SESSION_GAP
+                    for i, q in enumerate(conv.questions, start=1):
+                        now = _parse_date(q.get("date")) or last
+                        recipe, queries = choose_recipe(str(q["question"]), recipe_name, part)
+                        start = time.perf_counter()
+                        found = await retrieve(services, tenant, queries, recipe, now)
+                        latencies.append((time.perf_counter() - start) * 1000.0)
+                        uids = [c.episode_uid for c in found]
+                        if found:  # retrieval strengthens memory, as in the agent's rerank node
+                            await services.graph.record_access(
+                                tenant, uids[: recipe.n_results], now
+                            )
+                        ranked = ranked_turns(uids, ingested)
+                        rows.append({"id": q["id"], "ranked": ranked})
+                        category = str(q.get("category") or "uncategorised")
+                        scored.append(Scored(category, question_metrics(ranked, q["evidence"])))
+                        if progress:
+                            progress(f"questions {n}/{len(conversations)}", i, len(conv.questions))
+                finally:
+                    await services.close()
+    finally:
+        if own_embedder:
+            await embedder.close()
+    summary: dict[str, Any] = {
+        "metrics": summarise(scored),
+        "latency_ms": {
+            "p50": percentile(latencies, 50),
+            "p95": percentile(latencies, 95),
+            "mean": sum(latencies) / len(latencies) if latencies else 0.0,
+            "n": len(latencies),
+        },
+        "ingest": {
+            "seconds": ingest_s,
+            "turns": turns,
+            "episodes": episodes,
+            "duplicates": duplicates,
+            "ms_per_turn": 1000.0 * ingest_s / turns if turns else 0.0,
+        },
+        "conversations": len(conversations),
+        "recipe": recipe_name,
+        "ablate": part,
+        "llm": llm,
+        "embedder": embedder.fingerprint,
+        "ks": list(KS),
+    }
+    return EvalResult(questions=rows, summary=summary, latencies_ms=latencies)

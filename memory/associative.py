@@ -1,0 +1,88 @@
+"""The associative path: entities named in the query → graph traversal → their episodes.
+
+Runs beside the vector search. An entity named in few episodes is a strong pointer (it brings its
+episodes in as candidates); one named in many (the person you talk to every day) only nudges the
+ranking. The result is a graph-proximity score per episode in [0, 1]: the share of the query's
+entities (weighted by how specific each is) that reach the episode, closer hops weighing more.
+
+No model and no prompt: recognition is whole-word matching of known entity names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from dataclasses import dataclass, field
+
+from memory.schema import Entity, normalise_text
+from memory.stores.base import GraphStore
+
+__all__ = ["Association", "associate", "entities_in"]
+
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
+@dataclass(slots=True)
+class Association:
+    """Episodes reached from the query's entities."""
+
+    entities: list[str] = field(default_factory=list)
+    """Names recognised in the query."""
+    proximity: dict[str, float] = field(default_factory=dict)
+    """Episode uid → graph proximity in (0, 1]."""
+    pointers: set[str] = field(default_factory=set)
+    """Episodes reached through a specific entity (few mentions): worth adding as candidates."""
+
+
+def entities_in(query: str, entities: list[Entity]) -> list[Entity]:
+    """Known entities whose name occurs in the query as whole words (longest names first)."""
+    text = " " + re.sub(r"[^\w]+", " ", normalise_text(_POSSESSIVE.sub("", query))) + " "
+    found: list[Entity] = []
+    taken: list[str] = []
+    for entity in sorted(entities, key=lambda e: -len(e.name)):
+        name = re.sub(r"[^\w]+", " ", normalise_text(entity.name)).strip()
+        if len(name) < 2 or f" {name} " not in text:
+            continue
+        if any(f" {name} " in f" {t} " for t in taken):
+            continue  # "New York" already matched; skip "York"
+        taken.append(name)
+        found.append(entity)
+    return found
+
+
+async def associate(
+    graph: GraphStore,
+    tenant: str,
+    query: str,
+    *,
+    hops: int = 1,
+    limit: int = 400,
+    pointer_max: int = 12,
+    total_episodes: int | None = None,
+) -> Association:
+    """Entities named in `query` and the proximity of the episodes they reach (≤ `hops`)."""
+    known = await graph.list_entities(tenant)
+    found = entities_in(query, known)
+    if not found:
+        return Association()
+    names = [e.name for e in found]
+    reached = await asyncio.gather(
+        *(graph.episodes_near_entities(tenant, [name], hops, limit) for name in names)
+    )
+    total = total_episodes or max((len(hits) for hits in reached), default=1)
+    out = Association(entities=names)
+    weights: list[float] = []
+    for hits in reached:
+        # Specific entities (few episodes) weigh more: an idf over the tenant's episodes.
+        df = max(1, len(hits))
+        weights.append(math.log(1.0 + total / df))
+    norm = sum(weights) or 1.0
+    for hits, weight in zip(reached, weights, strict=True):
+        direct = [h for h in hits if h.distance == 0]
+        for hit in hits:
+            share = weight / norm / (1.0 + hit.distance)
+            out.proximity[hit.episode_uid] = out.proximity.get(hit.episode_uid, 0.0) + share
+        if 0 < len(direct) <= pointer_max:
+            out.pointers.update(h.episode_uid for h in direct)
+    return out

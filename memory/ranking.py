@@ -1,0 +1,121 @@
+"""Scoring helpers of retrieval: rank fusion, query-term coverage (the non-LLM rerank), recency,
+and context assembly under budgets with a diversity factor (DESIGN section 5).
+
+Pure functions: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+from memory.sparse import tokenize
+
+__all__ = [
+    "Fragment",
+    "coverage",
+    "estimate_tokens",
+    "recency",
+    "rrf_lists",
+    "select_context",
+    "smooth",
+]
+
+
+def rrf_lists(lists: Iterable[tuple[float, Sequence[str]]], k: int) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: Σ weight / (k + rank) over ranked id lists (rank from 1)."""
+    scores: dict[str, float] = {}
+    for weight, items in lists:
+        for rank, item in enumerate(items, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return scores
+
+
+def coverage(query_tokens: set[str], text: str) -> float:
+    """Share of the query's content tokens (see `sparse.tokenize`) that occur in `text`, 0..1.
+
+    The non-LLM rerank: BM25 lets one rare word carry a fragment; coverage prefers fragments
+    that hold all the words asked about.
+    """
+    if not query_tokens:
+        return 0.0
+    return len(query_tokens & _tokens(text)) / len(query_tokens)
+
+
+@lru_cache(maxsize=50_000)
+def _tokens(text: str) -> frozenset[str]:
+    # Stemming in Python costs ~0.5 ms a turn; memories are re-ranked again and again.
+    return frozenset(tokenize(text))
+
+
+def smooth(
+    relevance: Mapping[str, float],
+    adjacent: Mapping[str, tuple[str | None, str | None]],
+    weight: float,
+) -> dict[str, float]:
+    """Add `weight` x the better relevance of each episode's previous and next turn in its thread.
+
+    A question often matches the turn that asked ("Did you see the game?") better than the one
+    that answers; this lets the answer ride on its neighbour. Unknown neighbours count 0.
+    """
+    out = dict(relevance)
+    if weight <= 0:
+        return out
+    for uid, value in relevance.items():
+        before, after = adjacent.get(uid, (None, None))
+        near = max(
+            relevance.get(before, 0.0) if before else 0.0,
+            relevance.get(after, 0.0) if after else 0.0,
+        )
+        out[uid] = value + weight * near
+    return out
+
+
+def recency(created_at: datetime, now: datetime, days: float) -> float:
+    """1 / (1 + age_days / days): 1.0 now, 0.5 after `days`."""
+    age = max(0.0, (now - created_at).total_seconds() / 86400.0)
+    return 1.0 / (1.0 + age / max(days, 1e-9))
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate (about 4 characters per token), at least 1."""
+    return max(1, (len(text) + 3) // 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """A piece of a memory offered to the reply, with the score it was chosen by."""
+
+    episode_uid: str
+    text: str
+    score: float
+
+
+def select_context(
+    fragments: Sequence[Fragment],
+    *,
+    token_budget: int = 2000,
+    max_fragments: int = 10,
+    diversity: float = 0.7,
+) -> list[Fragment]:
+    """Pick fragments best first within the budgets; each further fragment of an episode counts
+    `diversity` times less (so one long episode does not fill the context). Order: chosen rank."""
+    seen: dict[str, int] = {}
+    pool = list(fragments)
+    chosen: list[Fragment] = []
+    used = 0
+    while pool and len(chosen) < max_fragments:
+        best = max(
+            range(len(pool)),
+            key=lambda i: pool[i].score * diversity ** seen.get(pool[i].episode_uid, 0),
+        )
+        fragment = pool.pop(best)
+        cost = estimate_tokens(fragment.text)
+        if used + cost > token_budget:
+            continue  # too big for what is left; a smaller one may still fit
+        used += cost
+        seen[fragment.episode_uid] = seen.get(fragment.episode_uid, 0) + 1
+        chosen.append(fragment)
+    return chosen

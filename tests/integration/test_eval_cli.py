@@ -1,0 +1,216 @@
+"""`mneme eval retrieval` end to end on a tiny memeval file written here (not LoCoMo)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from bench.eval_retrieval import EvalInputError, ranked_turns, read_memeval, run_eval
+from graph.cli_eval import register
+from memory.embeddings import Embedder
+from tests.conftest import make_settings
+
+pytestmark = pytest.mark.slow
+
+CONVERSATION = {
+    "id": "tiny-1",
+    "source": "test",
+    "sessions": [
+        {
+            "id": "A",
+            "date": "2024-03-02T10:00",
+            "turns": [
+                {
+                    "id": "t1",
+                    "speaker": "Ana",
+                    "role": None,
+                    "text": "Hi Ben! I adopted a grey kitten called Pixel yesterday.",
+                },
+                {
+                    "id": "t2",
+                    "speaker": "Ben",
+                    "role": None,
+                    "text": "That's lovely! What breed is it?",
+                },
+                {
+                    "id": "t3",
+                    "speaker": "Ana",
+                    "role": None,
+                    "text": "A British Shorthair. She sleeps on my keyboard.",
+                },
+                {
+                    "id": "t4",
+                    "speaker": "Ben",
+                    "role": None,
+                    "text": "Ha! I started learning the cello this week.",
+                },
+            ],
+        },
+        {
+            "id": "B",
+            "date": "2024-04-15T18:30",
+            "turns": [
+                {
+                    "id": "t5",
+                    "speaker": "Ben",
+                    "role": None,
+                    "text": "My first cello recital went well on Saturday.",
+                },
+                {
+                    "id": "t6",
+                    "speaker": "Ana",
+                    "role": None,
+                    "text": "Congrats! I ran a half marathon in Lisbon.",
+                },
+                {"id": "t7", "speaker": "Ben", "role": None, "text": "Thanks!"},
+                {"id": "t8", "speaker": "Ben", "role": None, "text": "Thanks!"},
+            ],
+        },
+        {
+            "id": "C",
+            "date": None,
+            "turns": [
+                {
+                    "id": "u1",
+                    "speaker": "user",
+                    "role": "user",
+                    "text": "Remind me to water the ferns.",
+                },
+                {
+                    "id": "u2",
+                    "speaker": "assistant",
+                    "role": "assistant",
+                    "text": "Noted: water the ferns.",
+                },
+            ],
+        },
+    ],
+    "questions": [
+        {
+            "id": "q1",
+            "question": "What is the name of Ana's kitten?",
+            "date": None,
+            "category": "single-hop",
+            "answer": "Pixel",
+            "evidence": ["t1"],
+            "evidence_sessions": ["A"],
+        },
+        {
+            "id": "q2",
+            "question": "Which instrument is Ben learning?",
+            "date": None,
+            "category": "multi-hop",
+            "answer": "cello",
+            "evidence": ["t4", "t5"],
+            "evidence_sessions": ["A", "B"],
+        },
+        {
+            "id": "q3",
+            "question": "Where did Ana run a half marathon in April 2024?",
+            "date": "2024-05-01T09:00",
+            "category": "temporal",
+            "answer": "Lisbon",
+            "evidence": ["t6"],
+            "evidence_sessions": ["B"],
+        },
+        {
+            "id": "q4",
+            "question": "What plants need water?",
+            "date": None,
+            "category": "adversarial",
+            "answer": "ferns",
+            "evidence": ["u1"],
+            "evidence_sessions": ["C"],
+        },
+    ],
+}
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.memeval.jsonl"
+    path.write_text(json.dumps(CONVERSATION) + "\n", encoding="utf-8")
+    return path
+
+
+async def test_run_eval_finds_the_evidence(data: Path, tmp_path: Path, embedder: Embedder) -> None:
+    result = await run_eval(data, settings=make_settings(tmp_path), embedder=embedder)
+    ranked = {q["id"]: q["ranked"] for q in result.questions}
+    assert set(ranked) == {"q1", "q2", "q3", "q4"}
+    assert "t1" in ranked["q1"][:2]  # the turns after it carry it as context
+    assert {"t4", "t5"} <= set(ranked["q2"][:5])
+    assert ranked["q3"][0] == "t6"
+    assert "u1" in ranked["q4"][:3] and "u2" in ranked["q4"][:3]  # one episode, both turns
+    # every turn id appears once; duplicates (t7, t8) share an episode and both are ranked
+    assert all(len(r) == len(set(r)) == 10 for r in ranked.values())
+    summary = result.summary
+    assert summary["ingest"]["turns"] == 10
+    assert summary["ingest"]["duplicates"] == 1
+    assert summary["metrics"]["overall"]["n"] == 4
+    assert summary["metrics"]["overall_no_adversarial"]["n"] == 3
+    assert summary["metrics"]["single-hop"]["R@5"] == 1.0
+    assert summary["latency_ms"]["n"] == 4
+
+
+def test_cli_writes_json_and_prints_the_table(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MNEME_DATA_DIR", str(tmp_path / "unused"))
+    monkeypatch.delenv("MNEME_LLM_BASE_URL", raising=False)
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def _root() -> None:  # a group, so `eval` is a sub-command as in `mneme`
+        pass
+
+    out = tmp_path / "out" / "eval.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "retrieval",
+            str(data),
+            "--json",
+            str(out),
+            "--recipe",
+            "SIMPLE",
+            "--ablate",
+            "rerank",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "overall w/o adversarial" in result.output
+    assert "p95" in result.output
+    doc = json.loads(out.read_text())
+    assert len(doc["questions"]) == 4
+    assert doc["summary"]["ablate"] == "rerank"
+
+
+def test_cli_rejects_unknown_parts_and_bad_files(data: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    bad = CliRunner().invoke(app, ["eval", "retrieval", str(data), "--ablate", "nonsense"])
+    assert bad.exit_code == 2
+    assert "unknown part" in bad.output
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "x"}\n', encoding="utf-8")
+    with pytest.raises(EvalInputError, match="broken.jsonl:1"):
+        read_memeval(broken)
+
+
+def test_ranked_turns_pads_with_latest_turns() -> None:
+    from bench.eval_retrieval import Ingested
+
+    ingested = Ingested(turn_ids={"e1": ["t1"], "e2": ["t2", "t3"]}, order=["t1", "t2", "t3", "t4"])
+    assert ranked_turns(["e2"], ingested, minimum=4) == ["t2", "t3", "t4", "t1"]
+    assert ranked_turns(["e2", "e1"], ingested, minimum=1) == ["t2", "t3", "t1"]

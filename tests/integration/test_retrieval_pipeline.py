@@ -1,0 +1,129 @@
+"""The retrieval pipeline over real stores: contextual derivatives, time windows, the associative
+path, temporal neighbours, the local-mode snapshot, ablations and the `now` cutoff."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bench.eval_retrieval import make_bookkeep
+from memory.contextual import CONTEXT_ROLE
+from memory.embeddings import Embedder
+from memory.episodes import remember
+from memory.recipes import PARTS, SIMPLE, TEMPORAL, ablate
+from memory.retrieval import retrieve
+from memory.services import Services
+from memory.snapshot import cache_for
+from memory.sparse import encode_query
+from tests.conftest import make_settings
+
+pytestmark = pytest.mark.slow
+
+T0 = datetime(2023, 5, 8, 14, 0, tzinfo=UTC)
+LATER = datetime(2023, 9, 1, tzinfo=UTC)
+
+TURNS = [
+    (T0, "Ana: Did you finally adopt the kitten from the shelter?"),
+    (T0 + timedelta(seconds=30), "Ben: Yes! Last Saturday. She is grey and tiny."),
+    (T0 + timedelta(seconds=60), "Ana: I have been training for the Lisbon half marathon."),
+    (T0 + timedelta(seconds=90), "Ben: My sister Carla lives in Porto, she runs too."),
+    (T0 + timedelta(days=40), "Ana: I went hiking in the Alps with my cousin."),
+    (T0 + timedelta(seconds=120), "Ben: I went hiking near the lake with my dog."),
+]
+
+
+async def _load(services: Services, tenant: str = "t") -> list[str]:
+    bookkeep = make_bookkeep(False)
+    uids = []
+    for at, text in TURNS:
+        done = await remember(
+            services, tenant=tenant, thread_id=f"s-{at.date()}", user_text=text, at=at
+        )
+        await bookkeep(services, tenant, done.uid)
+        uids.append(done.uid)
+    return uids
+
+
+async def test_a_reply_is_found_through_its_context(services: Services) -> None:
+    uids = await _load(services)
+    found = await retrieve(services, "t", "Did Ben adopt a kitten?", SIMPLE, LATER)
+    top = [c.episode_uid for c in found[:2]]
+    assert uids[1] in top and uids[0] in top
+    reply = next(c for c in found if c.episode_uid == uids[1])
+    # the fragment shown is the exact turn, never the context derivative
+    assert reply.fragments[0].startswith("Ben: Yes! Last Saturday.")
+    assert any("Ben is grey" in q or "Last Saturday (" in q for q in reply.questions)
+
+
+async def test_time_window_boost_prefers_the_named_month(services: Services) -> None:
+    uids = await _load(services)
+    june = await retrieve(services, "t", "Who went hiking in June 2023?", SIMPLE, LATER)
+    assert june[0].episode_uid == uids[4]
+    assert june[0].in_window
+    off = await retrieve(
+        services, "t", "Who went hiking in June 2023?", ablate(SIMPLE, "time"), LATER
+    )
+    on_rel = {c.episode_uid: c.relevance for c in june}
+    off_rel = {c.episode_uid: c.relevance for c in off}
+    # the window still shows (it is provenance), but only the recipe with time boosts it
+    assert on_rel[uids[4]] / on_rel[uids[5]] > off_rel[uids[4]] / off_rel[uids[5]]
+
+
+async def test_entities_in_the_query_bring_their_episodes(services: Services) -> None:
+    uids = await _load(services)
+    found = await retrieve(services, "t", "Where does Carla live?", SIMPLE, LATER)
+    assert found[0].episode_uid == uids[3]
+    assert found[0].proximity > 0
+
+
+async def test_temporal_recipe_adds_neighbours(services: Services) -> None:
+    uids = await _load(services)
+    recipe = replace(TEMPORAL, max_candidates=1)
+    found = await retrieve(services, "t", "Lisbon half marathon training", recipe, LATER)
+    assert found[0].episode_uid == uids[2]
+    neighbours = {c.episode_uid: c for c in found if c.source == "neighbour"}
+    assert {uids[0], uids[1], uids[3]} <= set(neighbours)
+    assert all(c.neighbour_of == uids[2] for c in neighbours.values())
+
+
+async def test_now_is_a_cutoff_and_tenants_are_apart(services: Services) -> None:
+    uids = await _load(services)
+    early = await retrieve(services, "t", "hiking", SIMPLE, T0 + timedelta(days=1))
+    assert uids[4] not in {c.episode_uid for c in early}
+    assert await retrieve(services, "someone-else", "hiking", SIMPLE, LATER) == []
+
+
+async def test_every_part_can_be_turned_off(tmp_path: Path, embedder: Embedder) -> None:
+    # The switches are retrieval logic, not storage: one backend (the embedded one) covers them.
+    services = await Services.open(make_settings(tmp_path), embedder=embedder)
+    try:
+        uids = await _load(services)
+        for part in sorted(PARTS):
+            recipe = ablate(SIMPLE, part)
+            found = await retrieve(services, "t", "Did Ben adopt the kitten?", recipe, LATER)
+            assert found and uids[1] in {c.episode_uid for c in found[:3]}, part
+    finally:
+        await services.close()
+
+
+async def test_snapshot_matches_the_index_and_follows_writes(services: Services) -> None:
+    await _load(services)
+    cache = cache_for(services.vectors)
+    query = "hiking with the dog"
+    dense = (await services.embedder.embed_query(query)).tolist()
+    sparse = encode_query(query)
+    for kind in ("derivatives", "prospective"):
+        for kwargs in ({"dense": dense, "score_threshold": 0.1}, {"sparse": sparse}):
+            want = await services.vectors.search(kind, "t", limit=5, **kwargs)  # type: ignore[arg-type]
+            got = await cache.search(kind, "t", limit=5, **kwargs)  # type: ignore[arg-type]
+            assert [h.id for h in got] == [h.id for h in want]
+            assert [round(h.score, 4) for h in got] == [round(h.score, 4) for h in want]
+    before = len((await cache.get("derivatives", "t")).ids)  # type: ignore[union-attr]
+    done = await remember(services, tenant="t", thread_id="s", user_text="Ana: New dog!", at=LATER)
+    await make_bookkeep(False)(services, "t", done.uid)
+    snapshot = await cache.get("derivatives", "t")
+    assert snapshot is not None and len(snapshot.ids) > before
+    assert any(p.get("role") == CONTEXT_ROLE for p in snapshot.payloads)
