@@ -12,8 +12,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.contextual import contextualise, speaker_label
 from memory.episodes import index_episode
-from memory.schema import Episode, EpisodeStatus
+from memory.schema import EntityType, Episode, EpisodeStatus
 from memory.services import Services
 from memory.stores.base import NotFound
 from nodes.extract import Extraction, derivatives_from, extract, topic_slugs
@@ -52,8 +53,13 @@ async def load(services: Services, tenant: str, uid: str) -> Episode:
 async def index(
     services: Services, episode: Episode, extraction: Extraction, *, fallback: bool
 ) -> tuple[int, int]:
-    """Embed and upsert the episode's derivatives and questions; (derivatives, questions)."""
-    derivatives = derivatives_from(episode, extraction, fallback=fallback)
+    """Embed and upsert the episode's derivatives and questions; (derivatives, questions).
+
+    Chunks (LLM or splitter) get their context: third-person paraphrases as prospective
+    questions and a context derivative with the previous turns (`memory.contextual`).
+    """
+    base = derivatives_from(episode, extraction, fallback=fallback)
+    derivatives = (await contextualise(services.graph, episode, base)).derivatives
     n = await index_episode(services, episode.tenant, episode.uid, derivatives)
     questions = sum(len(d.questions) for d in derivatives)
     return n, questions
@@ -68,6 +74,9 @@ async def link(
     if slugs:
         await graph.link_topics(tenant, episode.uid, slugs)
     names: list[str] = []
+    speaker, _ = speaker_label(episode.user_text)  # "Name: text" transcripts: the speaker
+    if speaker:
+        names.append((await graph.upsert_entity(tenant, speaker, EntityType.PERSON)).name)
     for entity in extraction.entities:
         stored = await graph.upsert_entity(tenant, entity.name.strip(), entity.type)
         names.append(stored.name)
