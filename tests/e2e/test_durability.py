@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.contextual import contextualise
 from memory.embeddings import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
@@ -106,12 +107,16 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
         assert len(after) == TURNS
         assert all(e.status == EpisodeStatus.PROCESSED for e in after)
         assert len({e.uid for e in after}) == TURNS
-        # offline: the splitter's derivatives of each turn, exactly once, and no questions
-        expected = sum(
-            len(derivatives_from(e, heuristic_extraction(e), fallback=True)) for e in after
-        )
-        assert await services.vectors.count("derivatives", "dur") == expected
-        assert await services.vectors.count("prospective", "dur") == 0
+        # offline: each turn's contextual derivatives (splitter chunks + context) and their
+        # deterministic questions, exactly once
+        expected_d = expected_q = 0
+        for e in after:
+            base = derivatives_from(e, heuristic_extraction(e), fallback=True)
+            derivs = (await contextualise(services.graph, e, base)).derivatives
+            expected_d += len(derivs)
+            expected_q += sum(len(d.questions) for d in derivs)
+        assert await services.vectors.count("derivatives", "dur") == expected_d
+        assert await services.vectors.count("prospective", "dur") == expected_q
         uids = await services.vectors.scroll_episode_uids("derivatives", "dur")
         assert uids == {e.uid for e in after}
         for episode in after:
@@ -125,7 +130,7 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
             sweep_interval_s=None, services=lambda: _same(services)
         ).sweep_once()
         assert again.done == []  # nothing left: a second sweep is a no-op
-        assert await services.vectors.count("derivatives", "dur") == expected
+        assert await services.vectors.count("derivatives", "dur") == expected_d
     finally:
         await services.close()
 
