@@ -68,6 +68,11 @@ class Recipe:
     """Weight of graph proximity in the relevance."""
     pointer_max: int = 12
     """An entity mentioned by at most this many episodes brings them in as candidates."""
+    speaker_boost: float = 0.15
+    """A turn whose speaker the query names scores (1 + this) x its relevance: "What did Ana
+    read?" favours what Ana said over what others said to her. Transcripts of people only
+    (turns stored as `Name: text`); agent turns carry no speaker. Multiplicative, so an
+    irrelevant turn is not lifted by its speaker alone."""
     # ---- rerank and final score
     rerank: bool = True
     """Non-LLM rerank of the top `rerank_depth`: query-term coverage of each candidate's text."""
@@ -120,6 +125,7 @@ PARTS: dict[str, dict[str, object]] = {
     "rerank": {"rerank": False},
     "floor": {"similarity_floor": -1.0},
     "smoothing": {"smoothing": 0.0},
+    "speaker": {"speaker_boost": 0.0},
 }
 """Parts that `ablate` can turn off, and what turning each off changes."""
 

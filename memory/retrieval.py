@@ -21,10 +21,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from memory.associative import Association, associate
-from memory.contextual import CONTEXT_ROLE
+from memory.contextual import CONTEXT_ROLE, speaker_label
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
-from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc
+from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
 from memory.services import Services
 from memory.snapshot import cache_for
 from memory.sparse import encode_query, tokenize
@@ -302,6 +302,7 @@ async def retrieve(
     windows = [w.window for w in whens if w.window is not None]
     best = max((relevance[u] for u in top), default=1.0) or 1.0
     q_tokens = set().union(*(set(tokenize(q)) for q in queries))
+    named = {normalise_text(n) for p in passes for n in p.association.entities}
     out: list[Candidate] = []
     for uid in top:
         episode = episodes.get(uid)
@@ -320,6 +321,7 @@ async def retrieve(
                 cutoff,
                 q_tokens,
                 signal_weights,
+                named,
             )
         )
     out.sort(key=lambda c: (-c.score, c.episode_uid))
@@ -340,10 +342,15 @@ def _candidate(
     cutoff: datetime,
     q_tokens: set[str],
     signal_weights: Mapping[str, float] | None,
+    named: set[str],
 ) -> Candidate:
     created = as_utc(episode.created_at)
     signals = episode.ess.signals() if episode.ess else _signals(ep.payload)
     score = relevance
+    if recipe.speaker_boost and named:
+        speaker, _ = speaker_label(episode.user_text)
+        if speaker and normalise_text(speaker) in named:
+            score += recipe.speaker_boost * relevance
     if recipe.rerank and q_tokens:
         score += recipe.rerank_weight * coverage(q_tokens, episode.content)
     score += recipe.salience_weight * episode.salience

@@ -79,6 +79,19 @@ async def test_entities_in_the_query_bring_their_episodes(services: Services) ->
     assert found[0].proximity > 0
 
 
+async def test_a_named_speaker_favours_their_own_turns(services: Services) -> None:
+    uids = await _load(services)
+    query = "Where did Ben go hiking?"
+    on = await retrieve(services, "t", query, SIMPLE, LATER)
+    off = await retrieve(services, "t", query, ablate(SIMPLE, "speaker"), LATER)
+    assert on[0].episode_uid == uids[5]  # Ben's own hike, not Ana's
+    on_score = {c.episode_uid: c.score for c in on}
+    off_score = {c.episode_uid: c.score for c in off}
+    # the boost scales relevance, so it widens the gap rather than reordering by name alone
+    assert on_score[uids[5]] / on_score[uids[4]] > off_score[uids[5]] / off_score[uids[4]]
+    assert on_score[uids[4]] == pytest.approx(off_score[uids[4]])
+
+
 async def test_temporal_recipe_adds_neighbours(services: Services) -> None:
     uids = await _load(services)
     recipe = replace(TEMPORAL, max_candidates=1)
