@@ -15,7 +15,12 @@ to the existing episode (dedup); retrieving that episode ranks all its turns, in
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import json
+import os
+import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +34,7 @@ from memory.embeddings import Embedder, build_embedder
 from memory.episodes import remember
 from memory.recipes import Recipe, ablate, get_recipe, with_overrides
 from memory.retrieval import retrieve
-from memory.schema import as_utc, utcnow
+from memory.schema import SCHEMA_VERSION, as_utc, utcnow
 from memory.services import Services
 from memory.settings import Settings, load_settings
 
@@ -38,6 +43,22 @@ TURN_SPACING = timedelta(seconds=30)
 SESSION_GAP = timedelta(days=1)
 """A session without a date is placed this long after the previous one."""
 MIN_RANKED = 20
+WRITE_PATH = (
+    "bench.eval_retrieval",
+    "memory.chunking",
+    "memory.contextual",
+    "memory.embeddings",
+    "memory.episodes",
+    "memory.schema",
+    "memory.sparse",
+    "memory.stores.qdrant",
+    "memory.stores.sqlite",
+    "memory.stores.sqlite_tx",
+    "nodes.bookkeeping",
+    "nodes.extract",
+)
+"""Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
+while none of them has changed."""
 
 
 class EvalInputError(ValueError):
@@ -101,6 +122,75 @@ class Ingested:
     episodes: int = 0
     duplicates: int = 0
     seconds: float = 0.0
+
+
+def _ingested_json(ingested: Ingested) -> dict[str, Any]:
+    return {
+        "turn_ids": ingested.turn_ids,
+        "order": ingested.order,
+        "last": ingested.last.isoformat(),
+        "episodes": ingested.episodes,
+        "duplicates": ingested.duplicates,
+        "seconds": ingested.seconds,
+    }
+
+
+def _ingested_from(row: dict[str, Any]) -> Ingested:
+    return Ingested(
+        turn_ids={str(k): [str(t) for t in v] for k, v in row["turn_ids"].items()},
+        order=[str(t) for t in row["order"]],
+        last=as_utc(datetime.fromisoformat(row["last"])),
+        episodes=int(row["episodes"]),
+        duplicates=int(row["duplicates"]),
+        seconds=float(row["seconds"]),
+    )
+
+
+def ingest_key(conv: Conversation, n: int, fingerprint: str, llm: bool, bookkeep: str) -> str:
+    """What a stored ingest of `conv` depends on: its sessions, its place in the file (the tenant
+    name), the embedder, the extraction mode and the source of every module on the write path."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([conv.id, conv.sessions], sort_keys=True).encode("utf-8"))
+    digest.update(f"|{n}|{fingerprint}|{llm}|{bookkeep}|{SCHEMA_VERSION}|".encode())
+    for name in WRITE_PATH:
+        source = getattr(importlib.import_module(name), "__file__", None)
+        if source:
+            digest.update(Path(source).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _stored_dir(store: Path, conv: Conversation, key: str) -> Path:
+    safe = re.sub(r"[^\w.-]+", "_", conv.id)[:60] or "conversation"
+    return store / f"{safe}-{key}"
+
+
+def _save_ingest(work: Path, target: Path, ingested: Ingested) -> None:
+    """Copy a finished ingest to `target` atomically: a partial copy never has the final name."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.parent / f".partial-{target.name}-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(work, partial / "memory")
+    (partial / "ingested.json").write_text(json.dumps(_ingested_json(ingested)), "utf-8")
+    try:
+        os.replace(partial, target)
+    except OSError:  # another run stored the same ingest first: theirs is as good
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def _load_ingest(stored: Path, work: Path) -> Ingested | None:
+    """A copy of the stored ingest in `work`, or None when there is none (or it is unreadable)."""
+    marker = stored / "ingested.json"
+    if not marker.is_file():
+        return None
+    try:
+        ingested = _ingested_from(json.loads(marker.read_text("utf-8")))
+        shutil.copytree(stored / "memory", work)
+    except (OSError, ValueError, KeyError, TypeError):
+        # Damaged: drop it so that this run's ingest takes its place.
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(stored, ignore_errors=True)
+        return None
+    return ingested
 
 
 def _episodes_of(session: dict[str, Any]) -> Iterator[tuple[list[str], str, str]]:
@@ -266,8 +356,15 @@ async def run_eval(
     embedder: Embedder | None = None,
     progress: Progress | None = None,
     bookkeep: Bookkeep | None = None,
+    store: Path | None = None,
 ) -> EvalResult:
-    """Run the memeval protocol on `data`; return rankings and the summary."""
+    """Run the memeval protocol on `data`; return rankings and the summary.
+
+    `store`: keep each conversation's finished ingest there and reuse it on later runs while
+    the data, the embedder, the extraction mode and the write-path code are unchanged (see
+    `ingest_key`); questions always run on a fresh copy, so access strengthening never leaks
+    from one run into the next.
+    """
     conversations = read_memeval(data)[:limit_conversations]
     base = settings or load_settings()
     if not llm:
@@ -276,6 +373,9 @@ async def run_eval(
         get_recipe(recipe_name)  # fail before ingesting anything
     if part:
         ablate(get_recipe("SIMPLE"), part)
+    bookkeep_name = (
+        "default" if bookkeep is None else f"{bookkeep.__module__}.{bookkeep.__qualname__}"
+    )
     bookkeep = bookkeep or make_bookkeep(llm)
     own_embedder = embedder is None
     embedder = embedder or build_embedder(base)
@@ -283,17 +383,34 @@ async def run_eval(
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     ingest_s = 0.0
-    turns = episodes = duplicates = 0
+    turns = episodes = duplicates = reused = 0
     try:
         with tempfile.TemporaryDirectory(prefix="mneme-eval-") as tmp:
             for n, conv in enumerate(conversations, start=1):
-                settings_n = eval_settings(base, Path(tmp) / f"c{n}")
-                services = await Services.open(settings_n, embedder=embedder)
+                work = Path(tmp) / f"c{n}"
+                settings_n = eval_settings(base, work)
                 tenant = f"memeval-{n}"
+                stored = (
+                    _stored_dir(
+                        store, conv, ingest_key(conv, n, embedder.fingerprint, llm, bookkeep_name)
+                    )
+                    if store is not None
+                    else None
+                )
+                loaded = _load_ingest(stored, work) if stored is not None else None
+                services = await Services.open(settings_n, embedder=embedder)
                 try:
-                    if progress:
-                        progress(f"ingest {n}/{len(conversations)}", 0, 1)
-                    ingested = await ingest(services, tenant, conv, bookkeep)
+                    if loaded is not None:
+                        ingested = loaded
+                        reused += 1
+                    else:
+                        if progress:
+                            progress(f"ingest {n}/{len(conversations)}", 0, 1)
+                        ingested = await ingest(services, tenant, conv, bookkeep)
+                        if stored is not None:  # stores flushed and unlocked before the copy
+                            await services.close()
+                            _save_ingest(work, stored, ingested)
+                            services = await Services.open(settings_n, embedder=embedder)
                     ingest_s += ingested.seconds
                     turns += len(ingested.order)
                     episodes += ingested.episodes
@@ -335,6 +452,7 @@ async def run_eval(
             "episodes": episodes,
             "duplicates": duplicates,
             "ms_per_turn": 1000.0 * ingest_s / turns if turns else 0.0,
+            "reused": reused,
         },
         "conversations": len(conversations),
         "recipe": recipe_name,

@@ -62,6 +62,7 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
         f"ingest: {ing['seconds']:.1f} s for {ing['turns']} turns ({ing['ms_per_turn']:.1f} ms/turn; "
         f"{ing['episodes']} episodes, {ing['duplicates']} duplicate turns) over "
         f"{summary['conversations']} conversations; embedder {summary['embedder']}"
+        + (f"; {ing['reused']} ingests reused from --store" if ing.get("reused") else "")
     )
 
 
@@ -103,6 +104,13 @@ def register(app: typer.Typer) -> None:
             int,
             typer.Option(min=0, help="Torch threads for the local embedder (0: torch's default)."),
         ] = 1,
+        store: Annotated[
+            Path | None,
+            typer.Option(
+                help="Keep each finished ingest here and reuse it while the data, the embedder "
+                "and the write-path code are unchanged (questions run on a fresh copy).",
+            ),
+        ] = None,
     ) -> None:
         """Ingest each conversation into a fresh memory, ask its questions, score the rankings."""
         from bench.eval_retrieval import EvalInputError, run_eval
@@ -143,6 +151,7 @@ def register(app: typer.Typer) -> None:
                         llm=llm,
                         limit_conversations=limit_conversations,
                         progress=tick,
+                        store=store,
                     )
                 )
             except (EvalInputError, ConfigError, StoreError) as exc:

@@ -214,3 +214,43 @@ def test_ranked_turns_pads_with_latest_turns() -> None:
     ingested = Ingested(turn_ids={"e1": ["t1"], "e2": ["t2", "t3"]}, order=["t1", "t2", "t3", "t4"])
     assert ranked_turns(["e2"], ingested, minimum=4) == ["t2", "t3", "t4", "t1"]
     assert ranked_turns(["e2", "e1"], ingested, minimum=1) == ["t2", "t3", "t1"]
+
+
+async def test_a_stored_ingest_is_reused_until_the_data_changes(
+    data: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    store = tmp_path / "store"
+    settings = make_settings(tmp_path)
+    first = await run_eval(data, settings=settings, embedder=embedder, store=store)
+    assert first.summary["ingest"]["reused"] == 0
+    kept = [p for p in store.iterdir() if not p.name.startswith(".")]
+    assert len(kept) == 1 and (kept[0] / "ingested.json").is_file()
+    assert not [p for p in store.iterdir() if p.name.startswith(".partial")]
+
+    second = await run_eval(data, settings=settings, embedder=embedder, store=store)
+    assert second.summary["ingest"]["reused"] == 1
+    assert second.questions == first.questions  # same memory, fresh copy: same rankings
+    assert second.summary["ingest"]["seconds"] == first.summary["ingest"]["seconds"]
+
+    changed = json.loads(json.dumps(CONVERSATION))
+    changed["sessions"][0]["turns"][0]["text"] = "Hi Ben! I adopted a black puppy called Rex."
+    other = tmp_path / "changed.memeval.jsonl"
+    other.write_text(json.dumps(changed) + "\n", encoding="utf-8")
+    third = await run_eval(other, settings=settings, embedder=embedder, store=store)
+    assert third.summary["ingest"]["reused"] == 0  # different sessions: ingested again
+    assert len([p for p in store.iterdir() if not p.name.startswith(".")]) == 2
+
+
+async def test_an_unreadable_stored_ingest_is_ingested_again(
+    data: Path, tmp_path: Path, embedder: Embedder
+) -> None:
+    store = tmp_path / "store"
+    settings = make_settings(tmp_path)
+    await run_eval(data, settings=settings, embedder=embedder, store=store)
+    (kept,) = [p for p in store.iterdir() if not p.name.startswith(".")]
+    (kept / "ingested.json").write_text("{not json", encoding="utf-8")  # a damaged store
+    again = await run_eval(data, settings=settings, embedder=embedder, store=store)
+    assert again.summary["ingest"]["reused"] == 0
+    assert again.summary["metrics"]["single-hop"]["R@5"] == 1.0
+    healed = await run_eval(data, settings=settings, embedder=embedder, store=store)
+    assert healed.summary["ingest"]["reused"] == 1  # the damaged copy was replaced
