@@ -116,9 +116,7 @@ def sweep(user: str | None = typer.Option(None, "--user", help="Only this tenant
                 async def process(episode: Episode) -> None:
                     await process_episode(services, episode.tenant, episode.uid)
 
-                report = await sweep_episodes(
-                    services, tenant=user, progress=tick, process=process
-                )
+                report = await sweep_episodes(services, tenant=user, progress=tick, process=process)
             console.print(f"{len(report.done)} episodes completed, {len(report.failed)} failed")
             for uid, why in list(report.failed.items())[:10]:
                 err.print(f"  {uid}: {why}")

@@ -103,7 +103,9 @@ class GraphStore(ABC):
         """The episodes among `uids` that exist, in the order of `uids`."""
 
     @abstractmethod
-    async def find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int = 10) -> list[Episode]:
+    async def find_episodes_by_prefix(
+        self, tenant: str, prefix: str, limit: int = 10
+    ) -> list[Episode]:
         """Episodes whose uid starts with `prefix` (a literal, not a pattern), by uid."""
 
     @abstractmethod
@@ -262,7 +264,9 @@ class GraphStore(ABC):
         """
 
     @abstractmethod
-    async def belief_evidence(self, tenant: str, belief_uid: str, limit: int = 20) -> list[Evidence]:
+    async def belief_evidence(
+        self, tenant: str, belief_uid: str, limit: int = 20
+    ) -> list[Evidence]:
         """Provenance edges of a belief, strongest first (strength desc, episode uid)."""
 
     @abstractmethod
@@ -311,7 +315,6 @@ class GraphStore(ABC):
     @abstractmethod
     async def snapshot_history(self, tenant: str) -> list[PersonalitySnapshot]:
         """Every version, newest first."""
-
 
     # ---- small per-tenant state (counters, the sponge's bookkeeping)
 
