@@ -3,8 +3,11 @@
 For each conversation: a fresh embedded memory (SQLite graph + local Qdrant in a temporary
 directory) and tenant; every session ingested in order through the write path (`remember`, then
 bookkeeping: chunks, contextual derivatives, prospective paraphrases, vectors, topics and
-entities); every question asked through the read path (the router's recipe, then `retrieve`, the
-function the agent's retrieve node calls), with the question's date as now.
+entities); every question asked through the read path (the router's decision planned into a
+recipe by `nodes.retrieve.plan`, then `retrieve`, as the agent's retrieve node does), with the
+question's date as now. Offline (the default) the router and extraction are the agent's
+heuristics; with `--llm` the configured model extracts, routes and reranks (the rerank node's
+`rank`), and the latency still counts only the retrieval.
 
 How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is one
 episode whose user text is `Speaker: text`; a `user` turn and the `assistant` turn that answers it
@@ -24,6 +27,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,11 +36,11 @@ from typing import Any
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
 from memory.embeddings import Embedder, build_embedder
 from memory.episodes import remember
-from memory.recipes import Recipe, ablate, get_recipe, with_overrides
+from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
 from memory.schema import SCHEMA_VERSION, as_utc, utcnow
 from memory.services import Services
-from memory.settings import Settings, load_settings
+from memory.settings import ConfigError, Settings, load_settings
 
 TURN_SPACING = timedelta(seconds=30)
 """Turns of a session are this far apart (sessions carry one date, turns none)."""
@@ -274,21 +278,57 @@ def ranked_turns(uids: Sequence[str], ingested: Ingested, minimum: int = MIN_RAN
     return out
 
 
-def choose_recipe(question: str, recipe_name: str, part: str | None) -> tuple[Recipe, list[str]]:
-    """The recipe and queries for a question: the offline router's choice, or a fixed recipe."""
-    queries = [question]
-    if recipe_name.lower() == "auto":
-        from nodes.route import heuristic_route  # the agent's offline router
+def choose_recipe(
+    question: str, recipe_name: str, part: str | None, route: dict[str, Any] | None = None
+) -> tuple[Recipe, list[str], dict[str, float]]:
+    """Recipe, queries and credibility weights for a question, planned as the agent plans them
+    (`nodes.retrieve.plan`) from `route` (default: the offline router's decision); a fixed
+    recipe name replaces the router's choice, `part` turns one part off."""
+    from nodes.retrieve import plan
+    from nodes.route import heuristic_route  # the agent's offline router
 
-        decision = heuristic_route(question)
-        kind = "SIMPLE" if decision.kind == "NONE" else decision.kind
-        recipe = with_overrides(get_recipe(kind), n_results=decision.n_results)
-        queries = [p.query or question for p in decision.passes] or [question]
-    else:
-        recipe = get_recipe(recipe_name)
+    if route is None:
+        route = heuristic_route(question).model_dump()
+    recipe, queries, weights = plan(route, question)
+    if recipe_name.lower() != "auto":
+        recipe, queries = get_recipe(recipe_name), [question]
     if part:
         recipe = ablate(recipe, part)
-    return recipe, queries
+    return recipe, queries, weights
+
+
+async def llm_route(question: str, usage: Any) -> dict[str, Any]:
+    """The agent's LLM router on one question (the heuristic when the endpoint fails)."""
+    from nodes.llm import Tier, structured
+    from nodes.route import RouteDecision, heuristic_route, route_prompt
+
+    decision = await structured(
+        "route",
+        RouteDecision,
+        route_prompt(question, []),
+        fallback=lambda: heuristic_route(question),
+        usage=usage,
+        tier=Tier.FAST,
+        max_tokens=384,
+    )
+    return decision.model_dump()
+
+
+async def llm_rerank(
+    question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
+) -> list[str]:
+    """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
+    listwise order), then the rest of the candidates in score order."""
+    from nodes.rerank import MAX_CANDIDATES, rank
+
+    candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
+    result = await rank(question, candidates, route, usage)
+    first = [
+        candidates[i - 1]["episode_uid"]
+        for i in dict.fromkeys(result.ranking)
+        if 1 <= i <= len(candidates)
+    ]
+    return first + [c.episode_uid for c in found if c.episode_uid not in set(first)]
 
 
 def make_bookkeep(llm: bool) -> Bookkeep:
@@ -369,6 +409,54 @@ async def run_eval(
     base = settings or load_settings()
     if not llm:
         base = base.model_copy(update={"llm_base_url": None, "llm_api_key": None})
+    with _chat_models(base, llm):
+        return await _run_eval(
+            conversations,
+            base,
+            recipe_name=recipe_name,
+            part=part,
+            llm=llm,
+            embedder=embedder,
+            progress=progress,
+            bookkeep=bookkeep,
+            store=store,
+        )
+
+
+@contextmanager
+def _chat_models(base: Settings, llm: bool) -> Iterator[None]:
+    """With `llm`, the chat models of `base` (unless a test injected a model); fail fast when
+    no endpoint is configured rather than measure the heuristics under the --llm label."""
+    from nodes import llm as llm_module
+
+    previous = llm_module.get_chat_models()
+    if llm and previous.override is None:
+        llm_module.set_chat_models(llm_module.ChatModels(base))
+    try:
+        if llm and llm_module.get_chat_models().offline:
+            raise ConfigError(
+                "--llm needs a chat endpoint: set MNEME_LLM_BASE_URL (and MNEME_LLM_API_KEY for "
+                "a hosted one), or leave out --llm to evaluate offline"
+            )
+        yield
+    finally:
+        llm_module.set_chat_models(previous)
+
+
+async def _run_eval(
+    conversations: list[Conversation],
+    base: Settings,
+    *,
+    recipe_name: str,
+    part: str | None,
+    llm: bool,
+    embedder: Embedder | None,
+    progress: Progress | None,
+    bookkeep: Bookkeep | None,
+    store: Path | None,
+) -> EvalResult:
+    from nodes.llm import Usage
+
     if recipe_name.lower() != "auto":
         get_recipe(recipe_name)  # fail before ingesting anything
     if part:
@@ -384,6 +472,7 @@ async def run_eval(
     latencies: list[float] = []
     ingest_s = 0.0
     turns = episodes = duplicates = reused = 0
+    usage = Usage()
     try:
         with tempfile.TemporaryDirectory(prefix="mneme-eval-") as tmp:
             for n, conv in enumerate(conversations, start=1):
@@ -418,11 +507,17 @@ async def run_eval(
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
                         now = _parse_date(q.get("date")) or last
-                        recipe, queries = choose_recipe(str(q["question"]), recipe_name, part)
+                        question = str(q["question"])
+                        route = await llm_route(question, usage) if llm else None
+                        recipe, queries, weights = choose_recipe(question, recipe_name, part, route)
                         start = time.perf_counter()
-                        found = await retrieve(services, tenant, queries, recipe, now)
+                        found = await retrieve(
+                            services, tenant, queries, recipe, now, signal_weights=weights
+                        )
                         latencies.append((time.perf_counter() - start) * 1000.0)
                         uids = [c.episode_uid for c in found]
+                        if llm and route is not None:  # the rerank node's order (not timed)
+                            uids = await llm_rerank(question, found, route, usage)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node
                             await services.graph.record_access(
                                 tenant, uids[: recipe.n_results], now
@@ -454,10 +549,12 @@ async def run_eval(
             "ms_per_turn": 1000.0 * ingest_s / turns if turns else 0.0,
             "reused": reused,
         },
+        "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},
         "conversations": len(conversations),
         "recipe": recipe_name,
         "ablate": part,
         "llm": llm,
+        "llm_usage": usage.data if llm else None,
         "embedder": embedder.fingerprint,
         "ks": list(KS),
     }

@@ -57,6 +57,11 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
         f"(n={lat['n']}, recipe {summary['recipe']}"
         + (f", ablated: {summary['ablate']}" if summary.get("ablate") else "")
         + ")"
+        + (
+            f"; {m['cpus']} CPUs, load average {m['load_avg_1m']} at the end"
+            if (m := summary.get("machine"))
+            else ""
+        )
     )
     out.print(
         f"ingest: {ing['seconds']:.1f} s for {ing['turns']} turns ({ing['ms_per_turn']:.1f} ms/turn; "
@@ -64,6 +69,13 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
         f"{summary['conversations']} conversations; embedder {summary['embedder']}"
         + (f"; {ing['reused']} ingests reused from --store" if ing.get("reused") else "")
     )
+    usage = summary.get("llm_usage")
+    if usage:
+        out.print(
+            f"LLM (extraction, routing, rerank; not in the latency): {usage['llm_calls']} calls, "
+            f"{usage['input_tokens']} input + {usage['output_tokens']} output tokens, "
+            f"{usage['fallbacks']} fell back to the heuristics ({usage['errors']} endpoint errors)"
+        )
 
 
 def set_torch_threads(n: int) -> None:

@@ -101,6 +101,34 @@ def apply_ranking(
     return out[:n]
 
 
+async def rank(
+    question: str,
+    candidates: list[dict[str, Any]],
+    route: dict[str, Any],
+    usage: Usage,
+    *,
+    rerank_simple: bool = False,
+    model: str | None = None,
+) -> RerankResult:
+    """The rerank order of `candidates` (1-based ids): the model's listwise ranking, or the
+    retrieval score order offline, on failure, and for SIMPLE turns unless `rerank_simple`.
+
+    `mneme eval retrieval --llm` ranks with this function too.
+    """
+    if len(candidates) <= 1 or (route.get("kind") == "SIMPLE" and not rerank_simple):
+        return score_order(candidates)
+    return await structured(
+        "rerank",
+        RerankResult,
+        rerank_prompt(question, candidates),
+        fallback=lambda: score_order(candidates),
+        usage=usage,
+        model=model,
+        max_tokens=256,
+        check=check_ranking(len(candidates)),
+    )
+
+
 async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Order the candidates by relevance and keep the router's `n_results`."""
     ctx = context_of(runtime.context)
@@ -108,19 +136,14 @@ async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     n = int(route.get("n_results", 7))
     candidates = list(state.get("candidates") or [])[:MAX_CANDIDATES]
     usage = Usage()
-    if len(candidates) <= 1 or (route.get("kind") == "SIMPLE" and not ctx.rerank_simple):
-        result = score_order(candidates)
-    else:
-        result = await structured(
-            "rerank",
-            RerankResult,
-            rerank_prompt(prompt_text(state.get("turn") or {}), candidates),
-            fallback=lambda: score_order(candidates),
-            usage=usage,
-            model=ctx.model_structured,
-            max_tokens=256,
-            check=check_ranking(len(candidates)),
-        )
+    result = await rank(
+        prompt_text(state.get("turn") or {}),
+        candidates,
+        route,
+        usage,
+        rerank_simple=ctx.rerank_simple,
+        model=ctx.model_structured,
+    )
     memories = apply_ranking(candidates, result.ranking, n)
     if memories:
         try:

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.state import AgentState
 from memory.beliefs import belief_views
-from memory.recipes import get_recipe, with_overrides
+from memory.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval import retrieve as search_memory
 from memory.schema import utcnow
 from memory.services import get_services
@@ -44,26 +44,32 @@ def pass_weights(route: dict[str, Any]) -> dict[str, float]:
     return weights
 
 
+def plan(route: dict[str, Any], text: str) -> tuple[Recipe, list[str], dict[str, float]]:
+    """What a route decision searches with: the recipe, the queries and the credibility weights.
+
+    `mneme eval retrieval` plans its questions with this function too, so the eval measures
+    exactly the search the agent runs.
+    """
+    kind = str(route.get("kind", "SIMPLE"))
+    recipe = with_overrides(
+        get_recipe("SIMPLE" if kind == "NONE" else kind),
+        n_results=int(route.get("n_results", 7)),
+        neighbours=2 if route.get("temporal_expansion") else 0,
+    )
+    return recipe, queries_for(route, text), pass_weights(route)
+
+
 async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Search memory as the route decided; candidates best first, with provenance."""
     ctx = context_of(runtime.context)
     route = state.get("route") or {}
     text = prompt_text(state.get("turn") or {})
     kind = str(route.get("kind", "SIMPLE"))
-    recipe = with_overrides(
-        get_recipe(kind),
-        n_results=int(route.get("n_results", 7)),
-        neighbours=2 if route.get("temporal_expansion") else 0,
-    )
+    recipe, queries, weights = plan(route, text)
     try:
         services = await get_services()
         found = await search_memory(
-            services,
-            ctx.user_id,
-            queries_for(route, text),
-            recipe,
-            utcnow(),
-            signal_weights=pass_weights(route),
+            services, ctx.user_id, queries, recipe, utcnow(), signal_weights=weights
         )
         beliefs: list[dict[str, Any]] = []
         if kind == "BELIEF_QUERY":  # the belief, its stance and its evidence episodes by strength

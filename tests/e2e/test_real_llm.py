@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,9 +19,11 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 import memory.services as services_module
+from bench.eval_retrieval import run_eval
 from graph.agent import builder
 from memory.embeddings import Embedder
 from memory.services import Services
+from memory.settings import ConfigError
 from nodes import background, llm
 from nodes.temporal import ACTIVITY
 from tests.conftest import make_settings
@@ -135,3 +138,66 @@ async def test_short_conversation_with_smollm2(agent: Services) -> None:
     second = await say("What is my favourite fruit?", "two")
     assert second["messages"][-1].content.strip()
     check_usage(second)
+
+
+async def test_eval_with_llm_uses_the_agents_llm_steps(
+    tmp_path: Path, embedder: Embedder, llama_server: str
+) -> None:
+    """`mneme eval retrieval --llm`: extraction, routing and rerank go through the model."""
+    conversation = {
+        "id": "llm-1",
+        "sessions": [
+            {
+                "id": "A",
+                "date": "2024-03-02T10:00",
+                "turns": [
+                    {"id": "t1", "speaker": "Ana", "role": None, "text": "I adopted a kitten."},
+                    {"id": "t2", "speaker": "Ben", "role": None, "text": "I play the cello."},
+                    {"id": "t3", "speaker": "Ana", "role": None, "text": "Her name is Pixel."},
+                ],
+            }
+        ],
+        "questions": [
+            {
+                "id": "q1",
+                "question": "What did Ana adopt?",
+                "category": "single-hop",
+                "evidence": ["t1"],
+            },
+            {
+                "id": "q2",
+                "question": "When did Ben start the cello?",
+                "category": "temporal",
+                "evidence": ["t2"],
+            },
+        ],
+    }
+    data = tmp_path / "llm.memeval.jsonl"
+    data.write_text(json.dumps(conversation) + "\n", encoding="utf-8")
+    settings = make_settings(
+        tmp_path,
+        llm_base_url=llama_server,
+        llm_timeout_s=120,
+        llm_model_fast="smollm2",
+        llm_model_structured="smollm2",
+        llm_model_respond="smollm2",
+    )
+    result = await run_eval(data, llm=True, settings=settings, embedder=embedder)
+    summary = result.summary
+    assert summary["llm"] is True
+    usage = summary["llm_usage"]
+    assert usage["errors"] == 0, usage  # the endpoint answered every call
+    assert usage["tasks"]["extract"]["calls"] >= 3  # one extraction per turn, plus retries
+    assert usage["tasks"]["route"]["calls"] >= 2  # one route per question
+    assert usage["tasks"]["route"]["outcome"] in OK
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+    ranked = {q["id"]: q["ranked"] for q in result.questions}
+    assert all(sorted(r) == ["t1", "t2", "t3"] for r in ranked.values())
+    assert summary["latency_ms"]["n"] == 2
+
+
+async def test_eval_with_llm_and_no_endpoint_fails_fast(tmp_path: Path, embedder: Embedder) -> None:
+    data = tmp_path / "x.memeval.jsonl"
+    data.write_text(json.dumps({"id": "x", "sessions": [], "questions": []}) + "\n", "utf-8")
+    with pytest.raises(ConfigError, match="MNEME_LLM_BASE_URL"):
+        await run_eval(data, llm=True, settings=make_settings(tmp_path), embedder=embedder)
