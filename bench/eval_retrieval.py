@@ -331,11 +331,12 @@ async def llm_rerank(
     return first + [c.episode_uid for c in found if c.episode_uid not in set(first)]
 
 
-def make_bookkeep(llm: bool) -> Bookkeep:
+def make_bookkeep(llm: bool, usage: Any = None) -> Bookkeep:
     """Bookkeeping of one episode: the agent's steps, with contextual derivatives.
 
     Offline (`llm=False`) it is the heuristic extraction the agent falls back to without a model;
-    with `llm=True` the configured model extracts chunks, questions, topics and entities.
+    with `llm=True` the configured model extracts chunks, questions, topics and entities, and its
+    calls are counted in `usage` (a `nodes.llm.Usage`) when given.
     """
 
     async def bookkeep(services: Services, tenant: str, uid: str) -> None:
@@ -345,7 +346,7 @@ def make_bookkeep(llm: bool) -> Bookkeep:
 
         episode = await steps.load(services, tenant, uid)
         if llm:
-            extraction, fallback = await extract(episode, Usage())
+            extraction, fallback = await extract(episode, usage or Usage())
         else:
             extraction, fallback = heuristic_extraction(episode), True
         await steps.index(services, episode, extraction, fallback=fallback)
@@ -464,7 +465,8 @@ async def _run_eval(
     bookkeep_name = (
         "default" if bookkeep is None else f"{bookkeep.__module__}.{bookkeep.__qualname__}"
     )
-    bookkeep = bookkeep or make_bookkeep(llm)
+    usage = Usage()
+    bookkeep = bookkeep or make_bookkeep(llm, usage)
     own_embedder = embedder is None
     embedder = embedder or build_embedder(base)
     scored: list[Scored] = []
@@ -472,7 +474,6 @@ async def _run_eval(
     latencies: list[float] = []
     ingest_s = 0.0
     turns = episodes = duplicates = reused = 0
-    usage = Usage()
     try:
         with tempfile.TemporaryDirectory(prefix="mneme-eval-") as tmp:
             for n, conv in enumerate(conversations, start=1):
