@@ -70,6 +70,14 @@ bench: $(STAMP) ## Memory-layer benchmarks: write latency, indexing throughput, 
 	$(BIN)/mneme bench write
 	$(BIN)/mneme bench search
 
+MEMEVAL ?= ../shared/bench/locomo10.memeval.jsonl
+EVAL_OUT ?= eval-retrieval.json
+EVAL_STORE ?= $(HOME)/.cache/mneme/eval-store
+
+.PHONY: eval
+eval: $(STAMP) ## Retrieval eval on LoCoMo, offline (MEMEVAL=file, EVAL_OUT=json; ingests kept in EVAL_STORE)
+	$(BIN)/mneme eval retrieval $(MEMEVAL) --json $(EVAL_OUT) --store $(EVAL_STORE)
+
 .PHONY: clean
 clean: ## Remove caches and the local data directory (.mneme)
 	rm -rf .mneme .pytest_cache .mypy_cache .ruff_cache
