@@ -38,6 +38,7 @@ fi
 
 status=0
 .venv/bin/ruff check . || status=1
+.venv/bin/ruff format --check . || status=1
 .venv/bin/mypy || status=1
 .venv/bin/python -m pytest "$@" || status=$?
 [ "$neo4j_up" = 1 ] || loud "Reminder: NEO4J WAS NOT TESTED (only the embedded SQLite backend ran)."
