@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +157,19 @@ def ingest_key(conv: Conversation, n: int, fingerprint: str, llm: bool, bookkeep
     digest = hashlib.sha256()
     digest.update(json.dumps([conv.id, conv.sessions], sort_keys=True).encode("utf-8"))
     digest.update(f"|{n}|{fingerprint}|{llm}|{bookkeep}|{SCHEMA_VERSION}|".encode())
+    digest.update(_write_path_digest())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def _write_path_digest() -> bytes:
+    """Hash of the source of every module on the write path (read once per process)."""
+    digest = hashlib.sha256()
     for name in WRITE_PATH:
         source = getattr(importlib.import_module(name), "__file__", None)
         if source:
             digest.update(Path(source).read_bytes())
-    return digest.hexdigest()[:16]
+    return digest.digest()
 
 
 def _stored_dir(store: Path, conv: Conversation, key: str) -> Path:
@@ -319,16 +328,13 @@ async def llm_rerank(
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
     listwise order), then the rest of the candidates in score order."""
-    from nodes.rerank import MAX_CANDIDATES, rank
+    from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
     result = await rank(question, candidates, route, usage)
-    first = [
-        candidates[i - 1]["episode_uid"]
-        for i in dict.fromkeys(result.ranking)
-        if 1 <= i <= len(candidates)
-    ]
-    return first + [c.episode_uid for c in found if c.episode_uid not in set(first)]
+    first = [m["episode_uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    kept = set(first)
+    return first + [c.episode_uid for c in found if c.episode_uid not in kept]
 
 
 def make_bookkeep(llm: bool, usage: Any = None) -> Bookkeep:
