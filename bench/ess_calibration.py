@@ -32,8 +32,10 @@ import numpy as np
 
 from memory.beliefs import recommends_update
 from memory.schema import MANIPULATIVE_TYPES, ReasoningType
+from memory.services import ChatModels
+from memory.services.usage import Usage
+from memory.settings import load_settings
 from nodes.ess_prompt import EvidenceScore, assess_ess, heuristic_ess
-from nodes.llm import Usage
 
 DEFAULT_FILE = Path(__file__).with_name("ess_calibration.jsonl")
 
@@ -176,9 +178,10 @@ async def calibrate(
     reports = split_reports("heuristic", rows, await score_all(rows, heuristic_scorer))
     if llm:
         usage = Usage()
+        chat = ChatModels(load_settings())
 
         async def with_llm(text: str) -> EvidenceScore:
-            return await assess_ess(text, usage=usage, model=model)
+            return await assess_ess(text, chat=chat, usage=usage, model=model)
 
         llm_reports = split_reports("llm", rows, await score_all(rows, with_llm))
         for r in llm_reports:

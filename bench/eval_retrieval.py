@@ -1,13 +1,15 @@
 """`mneme eval retrieval`: the memeval protocol (../shared/bench/FORMAT.md) through mneme's own paths.
 
 For each conversation: a fresh embedded memory (SQLite graph + local Qdrant in a temporary
-directory) and tenant; every session ingested in order through the write path (`remember`, then
-bookkeeping: chunks, contextual derivatives, prospective paraphrases, vectors, topics and
-entities); every question asked through the read path (the router's decision planned into a
-recipe by `nodes.retrieve.plan`, then `retrieve`, as the agent's retrieve node does), with the
-question's date as now. Offline (the default) the router and extraction are the agent's
-heuristics; with `--llm` the configured model extracts, routes and reranks (the rerank node's
-`rank`), and the latency still counts only the retrieval.
+directory) and tenant; every session ingested in order through the agent's write path (the
+turn's evidence score as the router computes it, `remember`, then the bookkeeping graph of
+`graph.bookkeeping`, the pipeline the agent's queue runs: chunks, contextual derivatives,
+prospective paraphrases, vectors, beliefs, topics and entities); every question asked through
+the read path (the router's decision planned into a recipe by `nodes.retrieve.plan`, then
+`retrieve`, as the agent's retrieve node does), with the question's date as now. Offline (the
+default) the router and extraction are the agent's heuristics; with `--llm` the configured model
+routes, extracts and reranks (the rerank node's `rank`), and the latency still counts only the
+retrieval.
 
 How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is one
 episode whose user text is `Speaker: text`; a `user` turn and the `assistant` turn that answers it
@@ -27,7 +29,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -40,7 +41,8 @@ from memory.episodes import remember
 from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
 from memory.schema import SCHEMA_VERSION, as_utc, utcnow
-from memory.services import Services
+from memory.services import ChatModels, Services
+from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
 
 TURN_SPACING = timedelta(seconds=30)
@@ -50,6 +52,7 @@ SESSION_GAP = timedelta(days=1)
 MIN_RANKED = 20
 WRITE_PATH = (
     "bench.eval_retrieval",
+    "graph.bookkeeping",
     "memory.chunking",
     "memory.contextual",
     "memory.embeddings",
@@ -61,6 +64,9 @@ WRITE_PATH = (
     "memory.stores.sqlite_tx",
     "nodes.bookkeeping",
     "nodes.extract",
+    "nodes.provenance",
+    "nodes.reflection",
+    "nodes.route",
 )
 """Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
 while none of them has changed."""
@@ -234,7 +240,10 @@ Bookkeep = Callable[[Services, str, str], Any]
 async def ingest(
     services: Services, tenant: str, conv: Conversation, bookkeep: Bookkeep
 ) -> Ingested:
-    """Remember and bookkeep every turn of the conversation, in order."""
+    """Remember and bookkeep every turn of the conversation, in order, scoring each turn's
+    evidence as the agent's router does (the heuristic offline, the model with `--llm`)."""
+    from nodes.route import assess_turn
+
     result = Ingested()
     start = time.perf_counter()
     clock: datetime | None = None
@@ -249,6 +258,7 @@ async def ingest(
                 continue
             at = base + n * TURN_SPACING
             clock = at
+            assessment = await assess_turn(user_text, [], chat=services.chat, usage=Usage())
             done = await remember(
                 services,
                 tenant=tenant,
@@ -256,6 +266,7 @@ async def ingest(
                 user_text=user_text,
                 agent_text=agent_text,
                 at=at,
+                ess=assessment.evidence.record() if user_text.strip() else None,
             )
             result.turn_ids.setdefault(done.uid, []).extend(ids)
             if done.duplicate:
@@ -306,59 +317,46 @@ def choose_recipe(
     return recipe, queries, weights
 
 
-async def llm_route(question: str, usage: Any) -> dict[str, Any]:
+async def llm_route(services: Services, question: str, usage: Any) -> dict[str, Any]:
     """The agent's LLM router on one question (the heuristic when the endpoint fails)."""
-    from nodes.llm import Tier, structured
-    from nodes.route import RouteDecision, heuristic_route, route_prompt
+    from nodes.route import assess_turn
 
-    decision = await structured(
-        "route",
-        RouteDecision,
-        route_prompt(question, []),
-        fallback=lambda: heuristic_route(question),
-        usage=usage,
-        tier=Tier.FAST,
-        max_tokens=384,
-    )
-    return decision.model_dump()
+    assessment = await assess_turn(question, [], chat=services.chat, usage=usage)
+    return assessment.route.model_dump()
 
 
 async def llm_rerank(
-    question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
+    services: Services, question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
     listwise order), then the rest of the candidates in score order."""
     from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
-    result = await rank(question, candidates, route, usage)
+    result = await rank(question, candidates, route, chat=services.chat, usage=usage)
     first = [m["episode_uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
     kept = set(first)
     return first + [c.episode_uid for c in found if c.episode_uid not in kept]
 
 
-def make_bookkeep(llm: bool, usage: Any = None) -> Bookkeep:
-    """Bookkeeping of one episode: the agent's steps, with contextual derivatives.
+def llm_summary(chat: ChatModels) -> dict[str, Any]:
+    """LLM requests of the whole eval (routing, extraction, beliefs, rerank) from the counters
+    of its chat models."""
+    by_task = chat.totals.snapshot()
+    return {
+        "llm_calls": sum(t["calls"] for t in by_task.values()),
+        "input_tokens": sum(t["input_tokens"] for t in by_task.values()),
+        "output_tokens": sum(t["output_tokens"] for t in by_task.values()),
+        "fallbacks": sum(t["fallbacks"] for t in by_task.values()),
+        "by_task": by_task,
+    }
 
-    Offline (`llm=False`) it is the heuristic extraction the agent falls back to without a model;
-    with `llm=True` the configured model extracts chunks, questions, topics and entities, and its
-    calls are counted in `usage` (a `nodes.llm.Usage`) when given.
-    """
 
-    async def bookkeep(services: Services, tenant: str, uid: str) -> None:
-        from nodes import bookkeeping as steps
-        from nodes.extract import extract, heuristic_extraction
-        from nodes.llm import Usage
+async def default_bookkeep(services: Services, tenant: str, uid: str) -> None:
+    """The agent's bookkeeping of one episode: the bookkeeping graph (`graph.bookkeeping`)."""
+    from graph.bookkeeping import run_episode
 
-        episode = await steps.load(services, tenant, uid)
-        if llm:
-            extraction, fallback = await extract(episode, usage or Usage())
-        else:
-            extraction, fallback = heuristic_extraction(episode), True
-        await steps.index(services, episode, extraction, fallback=fallback)
-        await steps.link(services, episode, extraction)
-
-    return bookkeep
+    await run_episode(services, tenant, uid)
 
 
 @dataclass(slots=True)
@@ -401,58 +399,49 @@ async def run_eval(
     limit_conversations: int | None = None,
     settings: Settings | None = None,
     embedder: Embedder | None = None,
+    chat: ChatModels | None = None,
     progress: Progress | None = None,
     bookkeep: Bookkeep | None = None,
     store: Path | None = None,
 ) -> EvalResult:
     """Run the memeval protocol on `data`; return rankings and the summary.
 
-    `store`: keep each conversation's finished ingest there and reuse it on later runs while
-    the data, the embedder, the extraction mode and the write-path code are unchanged (see
-    `ingest_key`); questions always run on a fresh copy, so access strengthening never leaks
-    from one run into the next.
+    `chat` injects chat models (tests); by default they come from the settings with `llm`, and
+    none are used without it. `store`: keep each conversation's finished ingest there and reuse
+    it on later runs while the data, the embedder, the extraction mode and the write-path code
+    are unchanged (see `ingest_key`); questions always run on a fresh copy, so access
+    strengthening never leaks from one run into the next.
     """
     conversations = read_memeval(data)[:limit_conversations]
     base = settings or load_settings()
     if not llm:
-        base = base.model_copy(update={"llm_base_url": None, "llm_api_key": None})
-    with _chat_models(base, llm):
-        return await _run_eval(
-            conversations,
-            base,
-            recipe_name=recipe_name,
-            part=part,
-            llm=llm,
-            embedder=embedder,
-            progress=progress,
-            bookkeep=bookkeep,
-            store=store,
+        chat = ChatModels.offline_for(base)
+    elif chat is None:
+        chat = ChatModels(base)
+    if llm and chat.offline:
+        # Fail fast rather than measure the heuristics under the --llm label.
+        raise ConfigError(
+            "--llm needs a chat endpoint: set MNEME_LLM_BASE_URL (and MNEME_LLM_API_KEY for "
+            "a hosted one), or leave out --llm to evaluate offline"
         )
-
-
-@contextmanager
-def _chat_models(base: Settings, llm: bool) -> Iterator[None]:
-    """With `llm`, the chat models of `base` (unless a test injected a model); fail fast when
-    no endpoint is configured rather than measure the heuristics under the --llm label."""
-    from nodes import llm as llm_module
-
-    previous = llm_module.get_chat_models()
-    if llm and previous.override is None:
-        llm_module.set_chat_models(llm_module.ChatModels(base))
-    try:
-        if llm and llm_module.get_chat_models().offline:
-            raise ConfigError(
-                "--llm needs a chat endpoint: set MNEME_LLM_BASE_URL (and MNEME_LLM_API_KEY for "
-                "a hosted one), or leave out --llm to evaluate offline"
-            )
-        yield
-    finally:
-        llm_module.set_chat_models(previous)
+    return await _run_eval(
+        conversations,
+        base,
+        chat,
+        recipe_name=recipe_name,
+        part=part,
+        llm=llm,
+        embedder=embedder,
+        progress=progress,
+        bookkeep=bookkeep,
+        store=store,
+    )
 
 
 async def _run_eval(
     conversations: list[Conversation],
     base: Settings,
+    chat: ChatModels,
     *,
     recipe_name: str,
     part: str | None,
@@ -462,8 +451,6 @@ async def _run_eval(
     bookkeep: Bookkeep | None,
     store: Path | None,
 ) -> EvalResult:
-    from nodes.llm import Usage
-
     if recipe_name.lower() != "auto":
         get_recipe(recipe_name)  # fail before ingesting anything
     if part:
@@ -472,7 +459,7 @@ async def _run_eval(
         "default" if bookkeep is None else f"{bookkeep.__module__}.{bookkeep.__qualname__}"
     )
     usage = Usage()
-    bookkeep = bookkeep or make_bookkeep(llm, usage)
+    bookkeep = bookkeep or default_bookkeep
     own_embedder = embedder is None
     embedder = embedder or build_embedder(base)
     scored: list[Scored] = []
@@ -494,7 +481,7 @@ async def _run_eval(
                     else None
                 )
                 loaded = _load_ingest(stored, work) if stored is not None else None
-                services = await Services.open(settings_n, embedder=embedder)
+                services = await Services.open(settings_n, embedder=embedder, chat=chat)
                 try:
                     if loaded is not None:
                         ingested = loaded
@@ -506,7 +493,7 @@ async def _run_eval(
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
                             _save_ingest(work, stored, ingested)
-                            services = await Services.open(settings_n, embedder=embedder)
+                            services = await Services.open(settings_n, embedder=embedder, chat=chat)
                     ingest_s += ingested.seconds
                     turns += len(ingested.order)
                     episodes += ingested.episodes
@@ -515,7 +502,7 @@ async def _run_eval(
                     for i, q in enumerate(conv.questions, start=1):
                         now = _parse_date(q.get("date")) or last
                         question = str(q["question"])
-                        route = await llm_route(question, usage) if llm else None
+                        route = await llm_route(services, question, usage) if llm else None
                         recipe, queries, weights = choose_recipe(question, recipe_name, part, route)
                         start = time.perf_counter()
                         found = await retrieve(
@@ -524,7 +511,7 @@ async def _run_eval(
                         latencies.append((time.perf_counter() - start) * 1000.0)
                         uids = [c.episode_uid for c in found]
                         if llm and route is not None:  # the rerank node's order (not timed)
-                            uids = await llm_rerank(question, found, route, usage)
+                            uids = await llm_rerank(services, question, found, route, usage)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node
                             await services.graph.record_access(
                                 tenant, uids[: recipe.n_results], now
@@ -561,7 +548,7 @@ async def _run_eval(
         "recipe": recipe_name,
         "ablate": part,
         "llm": llm,
-        "llm_usage": usage.data if llm else None,
+        "llm_usage": llm_summary(chat) if llm else None,
         "embedder": embedder.fingerprint,
         "ks": list(KS),
     }

@@ -102,9 +102,9 @@ async def _measure(
 ) -> dict[str, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    import memory.services as services_module
     from graph.agent import builder
-    from nodes import background, llm
+    from memory.services import ChatModels, use_services
+    from memory.services.queue import BookkeepingQueue
 
     graph: Any = Timed(services.graph)
     vectors: Any = Timed(services.vectors)
@@ -114,39 +114,37 @@ async def _measure(
         graph=graph,
         vectors=vectors,
         embedder=embedder,
+        chat=ChatModels.offline_for(services.settings),
         owns_embedder=False,
+        snapshots=services.snapshots,
     )
-    services_module.set_services(timed)
-    offline = services.settings.model_copy(update={"llm_base_url": None, "llm_api_key": None})
-    llm.set_chat_models(llm.ChatModels(offline))
 
     async def no_bookkeeping(*_: Any) -> None:  # bookkeeping is not part of the turn
         return None
 
-    background.set_queue(background.BookkeepingQueue(process=no_bookkeeping, sweep_interval_s=None))
+    timed.queue = BookkeepingQueue(timed, no_bookkeeping, sweep_interval_s=None)
     app: Any = builder.compile(checkpointer=InMemorySaver())
     memory_ms, store_ms, total_ms, calls = [], [], [], []
     try:
-        for i in range(turns):
-            question = sample_turn(rng)[0].rstrip(".") + "?"
-            before = (graph.seconds + vectors.seconds, embedder.seconds)
-            start = time.perf_counter()
-            state = await app.ainvoke(
-                {"messages": [{"role": "user", "content": question}]},
-                {"configurable": {"thread_id": f"bench-{i}"}},
-                context={"user_id": tenant},
-            )
-            total = time.perf_counter() - start
-            store = graph.seconds + vectors.seconds - before[0]
-            embed = embedder.seconds - before[1]
-            total_ms.append(total * 1000)
-            memory_ms.append((total - embed) * 1000)
-            store_ms.append(store * 1000)
-            calls.append(state["usage"]["llm_calls"])
+        with use_services(timed):
+            for i in range(turns):
+                question = sample_turn(rng)[0].rstrip(".") + "?"
+                before = (graph.seconds + vectors.seconds, embedder.seconds)
+                start = time.perf_counter()
+                state = await app.ainvoke(
+                    {"messages": [{"role": "user", "content": question}]},
+                    {"configurable": {"thread_id": f"bench-{i}"}},
+                    context={"user_id": tenant},
+                )
+                total = time.perf_counter() - start
+                store = graph.seconds + vectors.seconds - before[0]
+                embed = embedder.seconds - before[1]
+                total_ms.append(total * 1000)
+                memory_ms.append((total - embed) * 1000)
+                store_ms.append(store * 1000)
+                calls.append(state["usage"]["llm_calls"])
     finally:
-        await background.close_queue()
-        llm.set_chat_models(None)
-        services_module.set_services(None)
+        await timed.bookkeeping.close()
     slowest = sorted(
         [(f"graph.{k}", v) for k, v in graph.by_method.items()]
         + [(f"vectors.{k}", v) for k, v in vectors.by_method.items()],

@@ -1,10 +1,14 @@
-"""The agent loop (DESIGN section 2):
+"""The agent loop (DESIGN section 2), one turn per run:
 
-    START -> route -+- NONE -----------------------+-> respond -> ess_gate -> sponge_update -> remember -> END
-                    +- retrieve -> rerank ---------+
+    START -> route -+- NONE -----------------------+-> respond ------+-> remember -> END
+                    +- retrieve -> rerank ---------+                 |
+                    +- ess_gate -> sponge_update --------------------+
 
-`builder` is the uncompiled graph; `graph` is compiled without a checkpointer (the server
-provides persistence). Tests and notebooks compile `builder` with their own saver.
+`route` makes the turn's first LLM call, which also scores the message's evidence, so the
+evidence gate and the sponge run beside retrieval instead of after the reply; `remember` waits
+for both branches and runs after the reply's last token. `builder` is the uncompiled graph;
+`graph` is compiled without a checkpointer (the server provides persistence). Tests and
+notebooks compile `builder` with their own saver.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 
+from graph import bookkeeping as _bookkeeping  # noqa: F401  (registers the pipeline)
 from graph.context import Context
 from graph.state import AgentState, InputState
 from nodes.ess_gate import ess_gate
@@ -24,10 +29,10 @@ from nodes.route import route
 from nodes.sponge_update import sponge_update
 
 
-def after_route(state: dict[str, Any]) -> Literal["retrieve", "respond"]:
-    """Skip retrieval when the router said the turn needs no memory."""
+def after_route(state: dict[str, Any]) -> list[Literal["retrieve", "respond", "ess_gate"]]:
+    """Score the evidence in parallel; skip retrieval when the router said no memory is needed."""
     kind = (state.get("route") or {}).get("kind", "SIMPLE")
-    return "respond" if kind == "NONE" else "retrieve"
+    return ["respond" if kind == "NONE" else "retrieve", "ess_gate"]
 
 
 builder = StateGraph(AgentState, context_schema=Context, input_schema=InputState)
@@ -43,9 +48,8 @@ builder.add_edge(START, "route")
 builder.add_conditional_edges("route", after_route)
 builder.add_edge("retrieve", "rerank")
 builder.add_edge("rerank", "respond")
-builder.add_edge("respond", "ess_gate")
 builder.add_edge("ess_gate", "sponge_update")
-builder.add_edge("sponge_update", "remember")
+builder.add_edge(["respond", "sponge_update"], "remember")
 builder.add_edge("remember", END)
 
 graph = builder.compile(name="agent")

@@ -1,7 +1,9 @@
-"""The agent graph's state: messages plus what each node decided this turn.
+"""The graphs' states: the agent's (messages plus what each node decided this turn) and the
+bookkeeping graph's (one episode's progress).
 
 Values are plain JSON-friendly data (dicts, lists, strings) so that checkpointers, the HTTP API
 and Studio show them as they are; Pydantic models stay at the LLM boundary inside `nodes/`.
+This module imports nothing from `nodes/`.
 """
 
 from __future__ import annotations
@@ -12,14 +14,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from nodes.llm import merge_usage
-
-MAX_INSIGHTS = 50
-
-
-def keep_recent_insights(left: list[str] | None, right: list[str] | None) -> list[str]:
-    """Append new insights, keeping the most recent `MAX_INSIGHTS`."""
-    return ([*(left or []), *(right or [])])[-MAX_INSIGHTS:]
+from memory.services.usage import merge_usage
 
 
 class InputState(TypedDict):
@@ -58,11 +53,38 @@ class AgentState(TypedDict, total=False):
     sponge: dict[str, Any]
     """What the sponge did this turn: an insight recorded, or frozen and why."""
 
-    insights: Annotated[list[str], keep_recent_insights]
-    """One-sentence insights accumulated in this thread (most recent last)."""
-
     episode: dict[str, Any]
     """The episode this turn was stored as: uid, duplicate, bookkeeping scheduled."""
 
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls, fallbacks and tokens of this turn (reset at the start of each turn)."""
+
+
+class BookkeepingInput(TypedDict):
+    """Which episode to process (whose it is comes from the run's context)."""
+
+    episode_uid: str
+
+
+class BookkeepingState(TypedDict, total=False):
+    """Progress of one episode through bookkeeping."""
+
+    episode_uid: str
+    status: str
+    """The episode's status after the last step."""
+    extraction: dict[str, Any]
+    """Chunks, questions, topics and entities (`nodes.extract.Extraction` as a dict)."""
+    fallback: bool
+    """True when the extraction is the heuristic one."""
+    derivatives: int
+    """Derivative points indexed."""
+    questions: int
+    """Prospective questions indexed."""
+    topics: list[str]
+    entities: list[str]
+    beliefs: list[dict[str, Any]]
+    """Beliefs the episode moved (empty when its ESS did not recommend an update)."""
+    reflected: bool
+    """True when the episode's provenance fired the reflection trigger and reflection ran."""
+    usage: Annotated[dict[str, Any], merge_usage]
+    """LLM calls and tokens spent on this episode."""

@@ -21,11 +21,11 @@ shown, decayed or selected.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,8 +41,10 @@ from memory.schema import (
     topic_slug,
     utcnow,
 )
-from memory.services import Services
 from memory.stores.base import GraphStore, NotFound
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 # --------------------------------------------------------------------------- the rule
 
@@ -159,16 +161,6 @@ def as_kind(direction: EvidenceKind | str) -> EvidenceKind:
 
 # --------------------------------------------------------------------------- provenance
 
-_locks: dict[str, asyncio.Lock] = {}
-
-
-def tenant_lock(tenant: str) -> asyncio.Lock:
-    """The in-process lock serialising read-modify-write of one tenant's beliefs and sponge."""
-    lock = _locks.get(tenant)
-    if lock is None:
-        lock = _locks[tenant] = asyncio.Lock()
-    return lock
-
 
 async def interaction_index(graph: GraphStore, tenant: str, episode_uid: str) -> int:
     """1-based position of the episode in the tenant's history, exact up to the bootstrap window
@@ -236,7 +228,7 @@ async def apply_evidence(
     if is_internal(topic) or is_internal(slug):
         raise ValueError(f"topic {topic!r} is reserved")
     when = as_utc(at) if at else utcnow()
-    async with tenant_lock(tenant):
+    async with services.locks.get("beliefs", tenant):
         if await graph.get_episode(tenant, episode_uid) is None:
             raise NotFound(f"episode {episode_uid!r} does not exist for tenant {tenant!r}")
         existing = await graph.get_belief_by_topic(tenant, slug)
@@ -458,7 +450,7 @@ async def decay_beliefs(
     graph = services.graph
     now = as_utc(now) if now else utcnow()
     report = DecayReport()
-    async with tenant_lock(tenant):
+    async with services.locks.get("beliefs", tenant):
         for belief in await list_active_beliefs(graph, tenant):
             start = max(await last_support(graph, belief) + STALE_AFTER, as_utc(belief.updated_at))
             days = (now - start).total_seconds() / 86400.0

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from memory.chunking import Derivative, split_turn
 from memory.schema import (
@@ -30,9 +31,11 @@ from memory.schema import (
     stable_uid,
     utcnow,
 )
-from memory.services import Services
 from memory.sparse import encode_document
 from memory.stores.base import NotFound, VectorPoint
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 __all__ = [
     "Derivative",

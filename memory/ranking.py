@@ -1,5 +1,5 @@
-"""Scoring helpers of retrieval: rank fusion, query-term coverage (the non-LLM rerank), recency,
-and context assembly under budgets with a diversity factor (DESIGN section 5).
+"""Scoring helpers of retrieval: rank fusion, query-term coverage (the non-LLM rerank), neighbour
+smoothing, recency and a token estimate (DESIGN section 5).
 
 Pure functions: no I/O, no model.
 """
@@ -7,19 +7,16 @@ Pure functions: no I/O, no model.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
 from memory.sparse import tokenize
 
 __all__ = [
-    "Fragment",
     "coverage",
     "estimate_tokens",
     "recency",
     "rrf_lists",
-    "select_context",
     "smooth",
 ]
 
@@ -82,40 +79,3 @@ def recency(created_at: datetime, now: datetime, days: float) -> float:
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate (about 4 characters per token), at least 1."""
     return max(1, (len(text) + 3) // 4)
-
-
-@dataclass(frozen=True, slots=True)
-class Fragment:
-    """A piece of a memory offered to the reply, with the score it was chosen by."""
-
-    episode_uid: str
-    text: str
-    score: float
-
-
-def select_context(
-    fragments: Sequence[Fragment],
-    *,
-    token_budget: int = 2000,
-    max_fragments: int = 10,
-    diversity: float = 0.7,
-) -> list[Fragment]:
-    """Pick fragments best first within the budgets; each further fragment of an episode counts
-    `diversity` times less (so one long episode does not fill the context). Order: chosen rank."""
-    seen: dict[str, int] = {}
-    pool = list(fragments)
-    chosen: list[Fragment] = []
-    used = 0
-    while pool and len(chosen) < max_fragments:
-        best = max(
-            range(len(pool)),
-            key=lambda i: pool[i].score * diversity ** seen.get(pool[i].episode_uid, 0),
-        )
-        fragment = pool.pop(best)
-        cost = estimate_tokens(fragment.text)
-        if used + cost > token_budget:
-            continue  # too big for what is left; a smaller one may still fit
-        used += cost
-        seen[fragment.episode_uid] = seen.get(fragment.episode_uid, 0) + 1
-        chosen.append(fragment)
-    return chosen

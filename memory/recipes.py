@@ -13,6 +13,9 @@ from typing import Literal
 
 from memory.schema import VectorKind
 
+DEFAULT_N_RESULTS = 7
+"""Memories a reply gets when neither the router nor the run's context says (DESIGN: 7)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
@@ -28,7 +31,7 @@ class Recipe:
     """Search the sparse (BM25-like lexical) vectors."""
     contextual: bool = True
     """Score the context derivatives (turn + the turns before it); off: exact chunks only."""
-    n_results: int = 7
+    n_results: int = DEFAULT_N_RESULTS
     """Memories the reply gets after rerank (the router may override it; 1-20)."""
     max_candidates: int = 30
     """Candidates `retrieve` returns, best first (the rerank reads at most 50)."""
@@ -90,12 +93,6 @@ class Recipe:
     # ---- passes and budgets
     max_passes: int = 1
     """Most query passes (sub-queries) one retrieval runs; their lists are fused with RRF."""
-    max_fragments: int = 10
-    """Context assembly: at most this many fragments..."""
-    token_budget: int = 2000
-    """...within this many tokens (about 4 characters each)."""
-    diversity: float = 0.7
-    """Context assembly: each further fragment of one episode is worth this factor less."""
 
 
 SIMPLE = Recipe(name="SIMPLE")

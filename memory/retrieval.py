@@ -18,18 +18,21 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.associative import Association, associate
 from memory.contextual import CONTEXT_ROLE, speaker_label
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
-from memory.services import Services
-from memory.snapshot import cache_for
+from memory.snapshot import SnapshotCache
 from memory.sparse import encode_query, tokenize
 from memory.stores.base import VectorFilter, VectorHit
+from memory.stores.qdrant import QdrantIndex
 from memory.timeparse import Resolution, parse_time
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 Source = Literal["search", "neighbour", "entity"]
 
@@ -127,7 +130,7 @@ class _Pass:
 async def _run_pass(
     services: Services, tenant: str, query: str, recipe: Recipe, when: Resolution
 ) -> _Pass:
-    vectors = cache_for(services.vectors)
+    vectors: SnapshotCache | QdrantIndex = services.snapshots or services.vectors
     limit = max(1, math.ceil(recipe.max_candidates * recipe.overfetch))
     window = when.window
     flt = (
@@ -209,7 +212,9 @@ async def _run_pass(
         lists[mode] = ranked
     relevance = _fuse(acc, lists, recipe)
     if recipe.smoothing > 0:
-        snapshot = await vectors.get("derivatives", tenant) if vectors.enabled else None
+        snapshot = (
+            await services.snapshots.get("derivatives", tenant) if services.snapshots else None
+        )
         if snapshot is not None:
             relevance = smooth(relevance, snapshot.adjacency(), recipe.smoothing)
     for uid in list(relevance):
@@ -380,8 +385,8 @@ async def _neighbours(
     """The ±`recipe.neighbours` episodes around the best seeds, scored below their seed."""
     present = {c.episode_uid for c in seeds}
     top = seeds[: recipe.neighbour_seeds]
-    cache = cache_for(services.vectors)
-    snapshot = await cache.get("derivatives", tenant) if cache.enabled else None
+    cache = services.snapshots
+    snapshot = await cache.get("derivatives", tenant) if cache is not None else None
     found: list[list[Neighbour]]
     if snapshot is not None:  # embedded mode: the chain order is in the snapshot, one graph read
         offsets = [snapshot.chain(c.episode_uid, recipe.neighbours) for c in top]

@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from memory.beliefs import clamp, is_internal, tenant_lock
+from memory.beliefs import clamp, is_internal
 from memory.schema import Belief, EvidenceKind, as_utc, topic_slug, utcnow
 from memory.stores.base import GraphStore
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 MAX_PATCH_STEP = 0.2
 """A reflection moves a belief's valence or confidence by at most this."""
@@ -76,7 +80,7 @@ async def _cite(
 
 
 async def patch_belief(
-    graph: GraphStore,
+    services: Services,
     tenant: str,
     topic: str,
     *,
@@ -93,7 +97,8 @@ async def patch_belief(
     slug = topic_slug(topic)
     if is_internal(topic):
         return None
-    async with tenant_lock(tenant):
+    graph = services.graph
+    async with services.locks.get("beliefs", tenant):
         before = await graph.get_belief_by_topic(tenant, slug)
         if before is None:
             return None
@@ -113,7 +118,7 @@ async def patch_belief(
 
 
 async def new_belief(
-    graph: GraphStore,
+    services: Services,
     tenant: str,
     topic: str,
     statement: str,
@@ -129,7 +134,8 @@ async def new_belief(
     slug = topic_slug(topic)
     if is_internal(topic) or not statement.strip():
         return None
-    async with tenant_lock(tenant):
+    graph = services.graph
+    async with services.locks.get("beliefs", tenant):
         if await graph.get_belief_by_topic(tenant, slug) is not None:
             return None
         created = await graph.upsert_belief(

@@ -34,7 +34,6 @@ from memory.stores.qdrant_query import decode_payload, tenant_filter
 __all__ = ["Snapshot", "SnapshotCache"]
 
 PAGE = 2048
-MAX_INDEXES = 4
 
 
 @dataclass(slots=True)
@@ -328,22 +327,3 @@ class SnapshotCache:
         return snapshot.search(
             dense=dense, sparse=sparse, limit=limit, filter=filter, score_threshold=score_threshold
         )
-
-
-_caches: dict[int, SnapshotCache] = {}
-
-
-def cache_for(index: QdrantIndex) -> SnapshotCache:
-    """The process-wide snapshot cache of an index (one per open index)."""
-    cache = _caches.get(id(index))
-    if cache is None or cache.index is not index:
-        cache = SnapshotCache(index)
-        while len(_caches) >= MAX_INDEXES:  # closed indexes of earlier runs
-            _caches.pop(next(iter(_caches)))
-        _caches[id(index)] = cache
-    return cache
-
-
-def forget(index: QdrantIndex) -> None:
-    """Drop the snapshots of an index (call when closing it)."""
-    _caches.pop(id(index), None)

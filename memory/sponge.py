@@ -11,21 +11,23 @@ Everything is kept so that re-running bookkeeping of an episode changes nothing:
 
 The state survives a restart: it is a JSON document in the graph store's per-tenant state
 (`get_tenant_state` / `put_tenant_state`, key `sponge`).
-Writes of one tenant's state are serialised by an in-process lock (foreground and background
-bookkeeping run in one process).
+Writes of one tenant's state are serialised by the process's per-tenant lock
+(`services.locks`): foreground and background bookkeeping run in one process.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.schema import as_utc, utcnow
 from memory.stores.base import GraphStore
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -99,15 +101,6 @@ class SpongeStatus:
 
 # --------------------------------------------------------------------------- persistence
 
-_locks: dict[str, asyncio.Lock] = {}
-
-
-def _lock(tenant: str) -> asyncio.Lock:
-    lock = _locks.get(tenant)
-    if lock is None:
-        lock = _locks[tenant] = asyncio.Lock()
-    return lock
-
 
 async def _read(graph: GraphStore, tenant: str) -> SpongeState:
     return SpongeState.from_json(await graph.get_tenant_state(tenant, STATE_KEY))
@@ -129,7 +122,7 @@ async def status(graph: GraphStore, tenant: str) -> SpongeStatus:
 
 
 async def add_insight(
-    graph: GraphStore,
+    services: Services,
     tenant: str,
     text: str,
     *,
@@ -141,7 +134,8 @@ async def add_insight(
     if not text:
         return False
     when = (as_utc(at) if at else utcnow()).isoformat()
-    async with _lock(tenant):
+    graph = services.graph
+    async with services.locks.get("sponge", tenant):
         state = await _read(graph, tenant)
         if episode_uid is not None and any(i.episode_uid == episode_uid for i in state.insights):
             return False
@@ -150,9 +144,10 @@ async def add_insight(
     return True
 
 
-async def add_shift(graph: GraphStore, tenant: str, amount: float) -> SpongeState:
+async def add_shift(services: Services, tenant: str, amount: float) -> SpongeState:
     """Add a belief shift to the cumulative shift since the last reflection. The new state."""
-    async with _lock(tenant):
+    graph = services.graph
+    async with services.locks.get("sponge", tenant):
         state = await _read(graph, tenant)
         if amount > 0:
             state.cumulative_shift = round(state.cumulative_shift + amount, 6)
@@ -161,13 +156,14 @@ async def add_shift(graph: GraphStore, tenant: str, amount: float) -> SpongeStat
 
 
 async def finish_reflection(
-    graph: GraphStore, tenant: str, seen: SpongeStatus, at: datetime | None = None
+    services: Services, tenant: str, seen: SpongeStatus, at: datetime | None = None
 ) -> SpongeState:
     """Reset the trigger after a reflection that started from `seen`.
 
     Shift and insights that arrived while reflection ran are kept for the next one.
     """
-    async with _lock(tenant):
+    graph = services.graph
+    async with services.locks.get("sponge", tenant):
         state = await _read(graph, tenant)
         state.episodes_at_reflection = max(state.episodes_at_reflection, seen.interactions)
         state.cumulative_shift = round(

@@ -21,8 +21,9 @@ from pydantic import BaseModel, Field, field_validator
 from memory.beliefs import list_active_beliefs, similarities
 from memory.schema import ESS, Belief, topic_slug
 from memory.services import Services
+from memory.services.usage import Usage
 from nodes.keywords import STOPWORDS
-from nodes.llm import Usage, structured
+from nodes.llm import structured
 
 Direction = Literal["supports", "contradicts", "neutral"]
 MAX_ASSESSMENTS = 5
@@ -253,6 +254,7 @@ async def assess_beliefs(
         BeliefAssessment,
         assessment_messages(text, ess, candidates),
         fallback=lambda: heuristic_assessment(text, ess, candidates, sims),
+        chat=services.chat,
         usage=usage,
         model=model,
         max_tokens=768,

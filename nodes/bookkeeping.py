@@ -1,74 +1,116 @@
-"""Bookkeeping of one episode: extract -> index (embed + upsert) -> topics and entities -> processed.
+"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> link (one episode).
 
-Every step is idempotent (deterministic point ids, MERGE-style graph writes), so running an
-episode twice leaves the stores as running it once, and a crash at any point is finished by the
-sweep. `process_episode` runs the steps in order (the background queue and the sweep use it);
-`graph/bookkeeping.py` wires the same steps as a LangGraph graph.
+Each is a small async function of (state, runtime) returning a partial update of
+`graph.state.BookkeepingState`; `graph/bookkeeping.py` wires them, and that graph is the one
+bookkeeping pipeline the queue, the sweep, the CLI and the eval run. Every step is idempotent
+(deterministic point ids, MERGE-style graph writes), so running an episode twice leaves the
+stores as running it once, and a crash at any point is finished by the sweep.
+
+A new stage is one function here (or in its own module beside its LLM task) and one node and
+edge in `graph/bookkeeping.py`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from graph.context import Context, context_of
+from graph.state import BookkeepingState
 from memory.contextual import contextualise, speaker_label
 from memory.episodes import index_episode
 from memory.schema import EntityType, Episode, EpisodeStatus
-from memory.services import Services
+from memory.services import Services, get_services
+from memory.services.usage import Usage
 from memory.stores.base import NotFound
 from nodes.extract import Extraction, derivatives_from, extract, topic_slugs
-from nodes.llm import Usage
 from nodes.provenance import belief_provenance
 from nodes.reflection import reflect
 
 log = logging.getLogger("mneme.bookkeeping")
 
 
-@dataclass(slots=True)
-class BookkeepingResult:
-    """What bookkeeping did to one episode."""
-
-    uid: str
-    status: str
-    derivatives: int = 0
-    questions: int = 0
-    topics: list[str] = field(default_factory=list)
-    entities: list[str] = field(default_factory=list)
-    fallback: bool = False
-    beliefs: list[dict[str, Any]] = field(default_factory=list)
-    """Beliefs the episode moved (topic, edge kind, valence and confidence before/after)."""
-    reflected: bool = False
-    usage: dict[str, Any] = field(default_factory=dict)
-
-
-async def load(services: Services, tenant: str, uid: str) -> Episode:
-    """The episode to process; `NotFound` names it if it does not exist."""
+async def _episode(services: Services, tenant: str, uid: str) -> Episode:
     episode = await services.graph.get_episode(tenant, uid)
     if episode is None:
         raise NotFound(f"episode {uid!r} of tenant {tenant!r} does not exist")
     return episode
 
 
-async def index(
-    services: Services, episode: Episode, extraction: Extraction, *, fallback: bool
-) -> tuple[int, int]:
-    """Embed and upsert the episode's derivatives and questions; (derivatives, questions).
+async def _current(state: BookkeepingState, runtime: Runtime[Context]) -> tuple[Services, Episode]:
+    services = await get_services()
+    tenant = context_of(runtime.context).user_id
+    return services, await _episode(services, tenant, state["episode_uid"])
+
+
+async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Check the episode exists for the run's user and read its status."""
+    _, episode = await _current(state, runtime)
+    return {"status": episode.status.value}
+
+
+async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Chunks, prospective questions, topics and entities (one LLM call, heuristic fallback)."""
+    ctx = context_of(runtime.context)
+    services, episode = await _current(state, runtime)
+    usage = Usage()
+    extraction, fallback = await extract(
+        episode, chat=services.chat, usage=usage, model=ctx.model_structured
+    )
+    return {
+        "extraction": extraction.model_dump(mode="json"),
+        "fallback": fallback,
+        "usage": usage.update(),
+    }
+
+
+async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Embed and upsert derivatives and questions; the episode becomes `indexed`.
 
     Chunks (LLM or splitter) get their context: third-person paraphrases as prospective
     questions and a context derivative with the previous turns (`memory.contextual`).
     """
-    base = derivatives_from(episode, extraction, fallback=fallback)
+    services, episode = await _current(state, runtime)
+    extraction = Extraction.model_validate(state["extraction"])
+    base = derivatives_from(episode, extraction, fallback=bool(state.get("fallback")))
     derivatives = (await contextualise(services.graph, episode, base)).derivatives
     n = await index_episode(services, episode.tenant, episode.uid, derivatives)
     questions = sum(len(d.questions) for d in derivatives)
-    return n, questions
+    return {"derivatives": n, "questions": questions, "status": EpisodeStatus.INDEXED.value}
 
 
-async def link(
-    services: Services, episode: Episode, extraction: Extraction
-) -> tuple[list[str], list[str]]:
-    """Write topics and entities into the graph and mark the episode processed."""
+async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Belief provenance when the stored ESS recommends it, then reflection if it became due.
+
+    Provenance is idempotent per (episode, belief); a failed reflection is logged and runs again
+    at the next trigger, it never fails the episode.
+    """
+    ctx = context_of(runtime.context)
+    services, episode = await _current(state, runtime)
+    usage = Usage()
+    result = await belief_provenance(services, episode, usage=usage, model=ctx.model_structured)
+    reflected = False
+    if result.reflection_due:
+        try:
+            outcome = await reflect(
+                services, episode.tenant, usage=usage, model=ctx.model_structured
+            )
+            reflected = outcome.ran
+        except Exception:
+            log.warning(
+                "reflection for %s failed; it runs at the next trigger",
+                episode.tenant,
+                exc_info=True,
+            )
+    return {"beliefs": list(result.summary()), "reflected": reflected, "usage": usage.update()}
+
+
+async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Topics and entities into the graph; the episode becomes `processed`."""
+    services, episode = await _current(state, runtime)
+    extraction = Extraction.model_validate(state["extraction"])
     graph, tenant = services.graph, episode.tenant
     slugs = topic_slugs(extraction)
     if slugs:
@@ -83,53 +125,4 @@ async def link(
     if names:
         await graph.link_mentions(tenant, episode.uid, names)
     await graph.set_status(tenant, episode.uid, EpisodeStatus.PROCESSED)
-    return slugs, names
-
-
-async def beliefs(
-    services: Services, episode: Episode, usage: Usage, model: str | None = None
-) -> tuple[list[dict[str, Any]], bool]:
-    """Belief provenance when the stored ESS recommends it, then reflection if it became due.
-
-    Provenance is idempotent per (episode, belief); a failed reflection is logged and runs again
-    at the next trigger, it never fails the episode.
-    """
-    result = await belief_provenance(services, episode, usage=usage, model=model)
-    reflected = False
-    if result.reflection_due:
-        try:
-            reflected = (await reflect(services, episode.tenant, usage=usage, model=model)).ran
-        except Exception:
-            log.warning(
-                "reflection for %s failed; it runs at the next trigger",
-                episode.tenant,
-                exc_info=True,
-            )
-    return list(result.summary()), reflected
-
-
-async def process_episode(
-    services: Services, tenant: str, uid: str, *, model: str | None = None
-) -> BookkeepingResult:
-    """Run every bookkeeping step for one episode (a processed episode is left alone)."""
-    episode = await load(services, tenant, uid)
-    if episode.status == EpisodeStatus.PROCESSED:
-        return BookkeepingResult(uid=uid, status=episode.status.value)
-    usage = Usage()
-    extraction, fallback = await extract(episode, usage, model)
-    n, questions = await index(services, episode, extraction, fallback=fallback)
-    moved, reflected = await beliefs(services, episode, usage, model)
-    slugs, names = await link(services, episode, extraction)
-    log.debug("bookkeeping %s: %d derivatives, %d questions", uid, n, questions)
-    return BookkeepingResult(
-        uid=uid,
-        status=EpisodeStatus.PROCESSED.value,
-        derivatives=n,
-        questions=questions,
-        topics=slugs,
-        entities=names,
-        fallback=fallback,
-        beliefs=moved,
-        reflected=reflected,
-        usage=usage.update(),
-    )
+    return {"topics": slugs, "entities": names, "status": EpisodeStatus.PROCESSED.value}

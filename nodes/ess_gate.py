@@ -1,11 +1,10 @@
-"""ess_gate: score the evidence strength of the user's message and decide if beliefs may move.
+"""ess_gate: decide from the message's Evidence Strength Score whether beliefs may move.
 
-One structured call returns the Evidence Strength Score of DESIGN section 6 (schema, prompt and
-offline heuristic live in `nodes.ess_prompt`): a score, five credibility signals, the reasoning
-type, topics, a one-line summary, whether a belief update is recommended, and urgency. The gate
-passes when `memory.beliefs.recommends_update` does: score >= `ESS_THRESHOLD`, an argument, and
-no manipulative reasoning. Bookkeeping decides belief provenance from the same rule on the
-stored ESS, so the live turn and a later sweep agree.
+The score itself comes from the router's one structured call (`nodes.route`, with the rubric,
+schema and offline heuristic of `nodes.ess_prompt`); this node applies the gate of DESIGN
+section 6 and needs no model: it passes when `memory.beliefs.recommends_update` does (score >=
+`ESS_THRESHOLD`, an argument, no manipulative reasoning). Bookkeeping decides belief provenance
+from the same rule on the stored ESS, so the live turn and a later sweep agree.
 """
 
 from __future__ import annotations
@@ -13,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.runtime import Runtime
+from pydantic import ValidationError
 
-from graph.context import Context, context_of
+from graph.context import Context
 from graph.state import AgentState
 from memory.beliefs import ESS_THRESHOLD, recommends_update
 from memory.schema import MANIPULATIVE_TYPES
-from nodes.content import bounded, content_text, prompt_text
-from nodes.ess_prompt import EvidenceScore, assess_ess, heuristic_ess
-from nodes.llm import Usage
+from nodes.content import prompt_text
+from nodes.ess_prompt import EvidenceScore, heuristic_ess
 
 __all__ = ["ESS_THRESHOLD", "EvidenceScore", "ess_gate", "gate", "heuristic_ess"]
 
@@ -34,18 +33,17 @@ def gate(score: EvidenceScore) -> dict[str, Any]:
     }
 
 
+def score_of(state: AgentState) -> EvidenceScore:
+    """The router's score of the message, or the heuristic's when the state has none."""
+    raw = {k: v for k, v in (state.get("ess") or {}).items() if k not in ("manipulative", "passed")}
+    if raw:
+        try:
+            return EvidenceScore.model_validate(raw)
+        except ValidationError:
+            pass
+    return heuristic_ess(prompt_text(state.get("turn") or {}))
+
+
 async def ess_gate(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Score the user's message; the sponge may change only if the gate passes."""
-    ctx = context_of(runtime.context)
-    turn = state.get("turn") or {}
-    text = prompt_text(turn)
-    usage = Usage()
-    if turn.get("empty"):
-        score = heuristic_ess("")
-    else:
-        recent = [
-            f"{m.type}: {bounded(content_text(m.content)[0], 300)}"
-            for m in state.get("messages", [])[-5:-2]
-        ]
-        score = await assess_ess(text, usage=usage, recent=recent, model=ctx.model_structured)
-    return {"ess": gate(score), "usage": usage.update()}
+    """Apply the evidence gate; the sponge may change only if it passes."""
+    return {"ess": gate(score_of(state))}

@@ -16,11 +16,13 @@ from pydantic import BaseModel, Field, field_validator
 
 from memory.chunking import Derivative, split_turn
 from memory.schema import EntityType, Episode, topic_slug
+from memory.services.chat import ChatModels
+from memory.services.usage import Usage
 from nodes.content import bounded, without_recall_echo
 from nodes.keywords import STOPWORDS
 from nodes.keywords import entities as name_entities
 from nodes.keywords import topics as keyword_topics
-from nodes.llm import Usage, structured
+from nodes.llm import structured
 
 EXTRACT_CHARS = 12000
 """Episodes longer than this are chunked by the splitter; the model still names topics/entities."""
@@ -136,7 +138,7 @@ def topic_slugs(extraction: Extraction) -> list[str]:
 
 
 async def extract(
-    episode: Episode, usage: Usage, model: str | None = None
+    episode: Episode, *, chat: ChatModels, usage: Usage, model: str | None = None
 ) -> tuple[Extraction, bool]:
     """Run the extraction for an episode; returns it and whether it is the heuristic fallback."""
     used_fallback = False
@@ -151,6 +153,7 @@ async def extract(
         Extraction,
         extraction_prompt(episode),
         fallback=fallback,
+        chat=chat,
         usage=usage,
         model=model,
         max_tokens=1536,

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from memory.beliefs import EvidenceOutcome, apply_evidence, recommends_update
 from memory.schema import ESS, MANIPULATIVE_TYPES, Episode
 from memory.services import Services
+from memory.services.usage import Usage
 from memory.sponge import add_insight, add_shift, status
 from nodes.belief_assessment import assess_beliefs
-from nodes.llm import Usage
 
 log = logging.getLogger("mneme.provenance")
 
@@ -89,10 +89,10 @@ async def belief_provenance(
         )
     shift = round(sum(o.shift for o in outcomes if o.applied), 6)
     if shift > 0:
-        await add_shift(services.graph, tenant, shift)
+        await add_shift(services, tenant, shift)
     if assessment.insight:
         await add_insight(
-            services.graph,
+            services,
             tenant,
             assessment.insight,
             episode_uid=episode.uid,

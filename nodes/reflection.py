@@ -32,9 +32,10 @@ from memory.beliefs import (
 )
 from memory.revision import Citation, Revision, new_belief, patch_belief
 from memory.schema import Belief, Episode, EvidenceKind, as_utc, topic_slug, utcnow
-from memory.services import Services
+from memory.services import Services, Tier
+from memory.services.usage import Usage
 from memory.sponge import SpongeStatus, finish_reflection, status
-from nodes.llm import Tier, Usage, structured
+from nodes.llm import structured
 from nodes.respond import DEFAULT_SNAPSHOT
 
 log = logging.getLogger("mneme.reflection")
@@ -336,7 +337,7 @@ async def apply(
     for p in value.patches:
         kind = EvidenceKind.SUPPORTS if p.direction == "supports" else EvidenceKind.CONTRADICTS
         rev = await patch_belief(
-            graph,
+            services,
             tenant,
             p.topic,
             statement=p.statement,
@@ -351,7 +352,7 @@ async def apply(
             revisions.append(rev)
     for n in value.new_beliefs:
         rev = await new_belief(
-            graph,
+            services,
             tenant,
             n.topic,
             n.statement,
@@ -371,9 +372,6 @@ async def apply(
     return revisions, outcome
 
 
-_running: set[str] = set()
-
-
 async def reflect(
     services: Services,
     tenant: str,
@@ -389,10 +387,10 @@ async def reflect(
     """
     usage = usage or Usage()
     at = as_utc(now) if now else utcnow()
-    if tenant in _running:
+    running = services.locks.get("reflection", tenant)
+    if running.locked():
         return ReflectionResult(ran=False, reason="a reflection is already running")
-    _running.add(tenant)
-    try:
+    async with running:
         st = await status(services.graph, tenant)
         if not force and not st.due():
             return ReflectionResult(ran=False, reason="not due")
@@ -404,13 +402,14 @@ async def reflect(
             Triage,
             triage_messages(st, changed),
             fallback=lambda: heuristic_triage(st, changed),
+            chat=services.chat,
             usage=usage,
             tier=Tier.FAST,
             model=model,
             max_tokens=128,
         )
         if not triage.reflect:
-            await finish_reflection(services.graph, tenant, st, at)
+            await finish_reflection(services, tenant, st, at)
             return ReflectionResult(
                 True, "triage: skipped", triage, decay=decay, usage=usage.update()
             )
@@ -420,25 +419,14 @@ async def reflect(
             Reflection,
             deep_messages(inputs),
             fallback=lambda: offline,
+            chat=services.chat,
             usage=usage,
             model=model,
             max_tokens=3000,
             check=lambda v: checked(v, inputs),
         )
         revisions, snapshot = await apply(services, tenant, value, inputs, at)
-        await finish_reflection(services.graph, tenant, st, at)
+        await finish_reflection(services, tenant, st, at)
         return ReflectionResult(
             True, value.summary, triage, revisions, snapshot, decay, usage.update()
-        )
-    finally:
-        _running.discard(tenant)
-
-
-async def reflect_soon(services: Services, tenant: str, **kwargs: Any) -> None:
-    """Reflect in the background, logging instead of raising (for fire-and-forget callers)."""
-    try:
-        await reflect(services, tenant, **kwargs)
-    except Exception:
-        log.warning(
-            "reflection for %s failed; it will run at the next trigger", tenant, exc_info=True
         )

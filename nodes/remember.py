@@ -20,7 +20,6 @@ from memory.episodes import InvalidInput
 from memory.episodes import remember as remember_turn
 from memory.schema import ESS, ReasoningType, utcnow
 from memory.services import get_services
-from nodes.background import get_queue
 from nodes.content import STORE_CHARS, bounded, content_text
 from nodes.temporal import ACTIVITY
 
@@ -97,7 +96,7 @@ async def remember(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         log.warning("could not store the episode (%s); this turn is not remembered", exc)
         return {"episode": {"stored": False, "reason": f"memory store unavailable: {exc}"}}
     ACTIVITY.note(ctx.user_id, now)
-    scheduled = False if result.duplicate else get_queue().submit(ctx.user_id, result.uid)
+    scheduled = False if result.duplicate else services.bookkeeping.submit(ctx.user_id, result.uid)
     return {
         "episode": {
             "stored": True,

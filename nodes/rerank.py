@@ -17,10 +17,13 @@ from pydantic import BaseModel, Field
 
 from graph.context import Context, context_of
 from graph.state import AgentState
+from memory.recipes import DEFAULT_N_RESULTS
 from memory.schema import utcnow
 from memory.services import get_services
+from memory.services.chat import ChatModels
+from memory.services.usage import Usage
 from nodes.content import bounded, is_question, prompt_text
-from nodes.llm import Usage, structured
+from nodes.llm import structured
 
 log = logging.getLogger("mneme.nodes.rerank")
 
@@ -105,8 +108,9 @@ async def rank(
     question: str,
     candidates: list[dict[str, Any]],
     route: dict[str, Any],
-    usage: Usage,
     *,
+    chat: ChatModels,
+    usage: Usage,
     rerank_simple: bool = False,
     model: str | None = None,
 ) -> RerankResult:
@@ -122,6 +126,7 @@ async def rank(
         RerankResult,
         rerank_prompt(question, candidates),
         fallback=lambda: score_order(candidates),
+        chat=chat,
         usage=usage,
         model=model,
         max_tokens=256,
@@ -133,21 +138,22 @@ async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     """Order the candidates by relevance and keep the router's `n_results`."""
     ctx = context_of(runtime.context)
     route = state.get("route") or {}
-    n = int(route.get("n_results", 7))
+    n = int(route.get("n_results") or DEFAULT_N_RESULTS)
     candidates = list(state.get("candidates") or [])[:MAX_CANDIDATES]
     usage = Usage()
+    services = await get_services()
     result = await rank(
         prompt_text(state.get("turn") or {}),
         candidates,
         route,
-        usage,
+        chat=services.chat,
+        usage=usage,
         rerank_simple=ctx.rerank_simple,
         model=ctx.model_structured,
     )
     memories = apply_ranking(candidates, result.ranking, n)
     if memories:
         try:
-            services = await get_services()
             await services.graph.record_access(
                 ctx.user_id, [m["episode_uid"] for m in memories], utcnow()
             )

@@ -1,9 +1,11 @@
 """route: decide whether and how to search memory for this turn (DESIGN section 2).
 
 One structured call on the fast tier classifies the turn as NONE, SIMPLE, TEMPORAL, AGGREGATION
-or BELIEF_QUERY and sets the retrieval parameters; the keyword heuristic below answers the same
-schema offline or when the model fails. This is the first node of a turn: it resets the turn's
-usage counters and reads the user's message once for the nodes after it.
+or BELIEF_QUERY, sets the retrieval parameters and, in the same call, scores the evidence in the
+message (the ESS of `nodes.ess_prompt`, which the `ess_gate` node then applies): one foreground
+call instead of two. The keyword route and the cue-based ESS answer the same schema offline or
+when the model fails. This is the first node of a turn: it resets the turn's usage counters and
+reads the user's message once for the nodes after it.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ from pydantic import BaseModel, Field, field_validator
 
 from graph.context import Context, context_of
 from graph.state import AgentState
+from memory.recipes import get_recipe
+from memory.services import ChatModels, Tier, get_services
+from memory.services.usage import Usage
 from nodes.content import bounded, content_text, prompt_text, read_turn
-from nodes.llm import Tier, Usage, structured
+from nodes.ess_prompt import RULES as ESS_RULES
+from nodes.ess_prompt import SYSTEM_LEAD as ESS_LEAD
+from nodes.ess_prompt import EvidenceScore, consistent, heuristic_ess
+from nodes.llm import structured
 
 RouteKind = Literal["NONE", "SIMPLE", "TEMPORAL", "AGGREGATION", "BELIEF_QUERY"]
 MAX_WEIGHT = 0.3
@@ -51,16 +59,24 @@ class RouteDecision(BaseModel):
     """How to use memory for this turn."""
 
     kind: RouteKind = Field(description="NONE, SIMPLE, TEMPORAL, AGGREGATION or BELIEF_QUERY")
-    n_results: int = Field(default=7, ge=1, le=20, description="Memories to bring back (1-20)")
+    n_results: int | None = Field(
+        default=None, ge=1, le=20, description="Memories to bring back (1-20); null = default"
+    )
     temporal_expansion: bool = Field(
         default=False, description="Also bring the turns just before and after each memory"
     )
-    search_features: bool = Field(default=False, description="Also search semantic features")
     passes: list[SearchPass] = Field(default_factory=list, max_length=3)
 
 
-SYSTEM = """You route a memory-augmented assistant. Decide how the assistant should search its \
-long-term memory of past conversations with this user before answering the latest message.
+class TurnAssessment(BaseModel):
+    """The router's one call: how to search memory, and the evidence strength of the message."""
+
+    route: RouteDecision
+    evidence: EvidenceScore
+
+
+ROUTE_RULES = """Decide how the assistant should search its long-term memory of past \
+conversations with this user before answering the latest message.
 
 kind:
 - NONE: greetings, thanks, chit-chat, or requests that need no memory at all.
@@ -70,12 +86,21 @@ kind:
 - AGGREGATION: the answer combines many memories ("how many", "all the", "list every").
 - BELIEF_QUERY: the user asks what the assistant itself thinks or believes about a topic.
 
-n_results: how many memories to bring back (1-20, usually 7).
+n_results: how many memories to bring back (1-20), or null for the usual number.
 temporal_expansion: true when neighbouring turns would help (TEMPORAL questions).
 passes: up to 3 searches. Give each a short rewritten query in the user's words (for \
 AGGREGATION, one sub-question per pass). signal_weights (0-0.3) favour memories that are \
-specific, grounded, rigorous, well sourced or objective; leave them at 0 unless it matters.
-Call the function `RouteDecision`."""
+specific, grounded, rigorous, well sourced or objective; leave them at 0 unless it matters."""
+
+SYSTEM = f"""You route a memory-augmented assistant and weigh the evidence in what the user \
+says. Answer two things about the latest user message in one call.
+
+`route`: {ROUTE_RULES}
+
+`evidence`: {ESS_LEAD}
+{ESS_RULES}
+
+Call the function `TurnAssessment`."""
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|yo|hiya|good (morning|afternoon|evening|night)|thanks?( you)?|thx|ok(ay)?|"
@@ -110,52 +135,88 @@ def heuristic_route(text: str) -> RouteDecision:
     if _BELIEF.search(stripped):
         return RouteDecision(kind="BELIEF_QUERY", passes=passes)
     if _AGGREGATE.search(stripped):
-        return RouteDecision(kind="AGGREGATION", n_results=10, passes=passes)
+        return RouteDecision(kind="AGGREGATION", passes=passes)
     if _TEMPORAL.search(stripped):
         return RouteDecision(kind="TEMPORAL", temporal_expansion=True, passes=passes)
     return RouteDecision(kind="SIMPLE", passes=passes)
 
 
+def heuristic_assessment(text: str) -> TurnAssessment:
+    """The offline answer of the shared call: the keyword route and the cue-based ESS."""
+    return TurnAssessment(route=heuristic_route(text), evidence=heuristic_ess(text))
+
+
 def route_prompt(text: str, recent: list[str]) -> list[SystemMessage | HumanMessage]:
-    """The routing prompt: the last few messages for context, then the message to route."""
+    """The prompt of the shared call: the last few messages for context, then the message."""
     history = "\n".join(f"- {line}" for line in recent) or "(none)"
     return [
         SystemMessage(content=SYSTEM),
-        HumanMessage(content=f"Recent messages:\n{history}\n\nLatest user message:\n{text}"),
+        HumanMessage(
+            content=f"Recent messages:\n{history}\n\nLatest user message:\n<message>\n{text}\n"
+            "</message>"
+        ),
     ]
 
 
 def apply_context(decision: RouteDecision, ctx: Context) -> RouteDecision:
-    """Let the run's context override the router (a fixed recipe, a fixed result count)."""
+    """Let the run's context override the router (a fixed recipe, a fixed result count), and
+    resolve an unset result count to the recipe's default."""
     update: dict[str, Any] = {}
-    if decision.kind != "NONE" and ctx.recipe != "auto":
-        update["kind"] = ctx.recipe
+    kind = decision.kind
+    if kind != "NONE" and ctx.recipe != "auto":
+        update["kind"] = kind = ctx.recipe
         update["temporal_expansion"] = ctx.recipe == "TEMPORAL" or decision.temporal_expansion
     if ctx.n_results is not None:
         update["n_results"] = ctx.n_results
+    elif decision.n_results is None:
+        update["n_results"] = get_recipe("SIMPLE" if kind == "NONE" else kind).n_results
     return decision.model_copy(update=update) if update else decision
 
 
+async def assess_turn(
+    text: str,
+    recent: list[str],
+    *,
+    chat: ChatModels,
+    usage: Usage,
+    model: str | None = None,
+) -> TurnAssessment:
+    """The router's one call on a message: its route and its evidence score (heuristics when
+    offline or failing). `mneme eval` scores ingested turns with it too."""
+    if not text.strip():
+        return TurnAssessment(
+            route=RouteDecision(kind="NONE", n_results=1), evidence=heuristic_ess("")
+        )
+    value = await structured(
+        "route",
+        TurnAssessment,
+        route_prompt(text, recent),
+        fallback=lambda: heuristic_assessment(text),
+        chat=chat,
+        usage=usage,
+        tier=Tier.FAST,
+        model=model,
+        max_tokens=768,
+    )
+    return value.model_copy(update={"evidence": consistent(value.evidence)})
+
+
 async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Classify the turn and set the retrieval parameters."""
+    """Classify the turn, set the retrieval parameters and score the message's evidence."""
     ctx = context_of(runtime.context)
     messages = state.get("messages", [])
     turn = read_turn(messages)
     usage = Usage()
-    if turn["empty"]:
-        decision = RouteDecision(kind="NONE", n_results=1)
-    else:
-        text = prompt_text(turn)
-        recent = [f"{m.type}: {bounded(content_text(m.content)[0], 300)}" for m in messages[-5:-1]]
-        decision = await structured(
-            "route",
-            RouteDecision,
-            route_prompt(text, recent),
-            fallback=lambda: heuristic_route(text),
-            usage=usage,
-            tier=Tier.FAST,
-            model=ctx.model_fast,
-            max_tokens=384,
-        )
-    decision = apply_context(decision, ctx)
-    return {"turn": turn, "route": decision.model_dump(), "usage": usage.update(reset=True)}
+    text = "" if turn["empty"] else prompt_text(turn)
+    recent = [f"{m.type}: {bounded(content_text(m.content)[0], 300)}" for m in messages[-5:-1]]
+    services = await get_services()
+    assessment = await assess_turn(
+        text, recent, chat=services.chat, usage=usage, model=ctx.model_fast
+    )
+    decision = apply_context(assessment.route, ctx)
+    return {
+        "turn": turn,
+        "route": decision.model_dump(),
+        "ess": assessment.evidence.model_dump(mode="json"),
+        "usage": usage.update(reset=True),
+    }

@@ -1,7 +1,7 @@
 """sponge_update: record an insight when the evidence gate passed, freeze the sponge otherwise.
 
-A qualifying turn (ESS passed, reasoning not manipulative) adds a one-sentence insight to the
-thread; anything else freezes the personality for this turn and says why. This node only
+A qualifying turn (ESS passed, reasoning not manipulative) stages a one-sentence insight in the
+turn's state; anything else freezes the personality for this turn and says why. This node only
 decides and records in the turn's state: the durable part (provenance edges, bounded belief
 moves, the persisted insight and shift, reflection when due) runs in bookkeeping
 (`nodes.provenance`, `nodes.reflection`) from the ESS stored on the episode, so a restart or a
@@ -37,7 +37,7 @@ async def sponge_update(state: AgentState, runtime: Runtime[Context]) -> dict[st
     ess = state.get("ess") or {}
     if ess.get("passed"):
         insight = insight_from(ess)
-        return {"sponge": {"frozen": False, "insight": insight}, "insights": [insight]}
+        return {"sponge": {"frozen": False, "insight": insight}}
     if ess.get("manipulative"):
         reason = f"manipulative reasoning ({ess.get('reasoning_type')})"
     else:

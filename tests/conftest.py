@@ -8,13 +8,14 @@ it the neo4j parameter is skipped loudly, except under CI=true, where it fails.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from memory.embeddings import Embedder, build_embedder
-from memory.services import Services
+from memory.services import ChatModels, Services, set_services
 from memory.settings import Settings
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -57,6 +58,21 @@ async def embedder() -> AsyncIterator[Embedder]:
     await emb.close()
 
 
+@contextmanager
+def installed(services: Services, chat: ChatModels | None = None) -> Iterator[Services]:
+    """Make `services` what the agent's nodes get from `get_services()` (with `chat` as its
+    chat models, when given) for the block; the previous chat models come back after."""
+    previous = services.chat
+    if chat is not None:
+        services.chat = chat
+    set_services(services)
+    try:
+        yield services
+    finally:
+        set_services(None)
+        services.chat = previous
+
+
 @pytest.fixture(
     params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)],
 )
@@ -68,7 +84,7 @@ async def services(
     if backend == "neo4j":
         require_neo4j()
     settings = make_settings(tmp_path, backend)
-    svc = await Services.open(settings, embedder=embedder)
+    svc = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
     if backend == "neo4j":
         await svc.graph._wipe_for_tests()  # type: ignore[attr-defined]
     try:

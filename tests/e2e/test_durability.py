@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from graph.bookkeeping import run_episode
 from memory.contextual import contextualise
 from memory.embeddings import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
-from nodes.background import BookkeepingQueue
 from nodes.extract import derivatives_from, heuristic_extraction
 from tests.conftest import make_settings
 from tests.e2e.conftest import BIN, ROOT, child_env, start
@@ -31,24 +31,23 @@ CHILD = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
 
-    import memory.services as services_module
     from graph.agent import builder
     from langgraph.checkpoint.memory import InMemorySaver
-    from nodes import bookkeeping
+    from memory.stores.sqlite import SqliteGraphStore
 
     marker = Path(sys.argv[1])
-    real_link = bookkeeping.link
+    real_link = SqliteGraphStore.link_topics
     linked = 0
 
-    async def link_then_hang(services, episode, extraction):
+    async def link_then_hang(self, tenant, uid, slugs):
         global linked
         if linked >= {hang_after}:
-            marker.write_text(episode.uid)  # indexed, not yet linked: half done
+            marker.write_text(uid)  # indexed, not yet linked: half done
             await asyncio.Event().wait()
         linked += 1
-        return await real_link(services, episode, extraction)
+        return await real_link(self, tenant, uid, slugs)
 
-    bookkeeping.link = link_then_hang
+    SqliteGraphStore.link_topics = link_then_hang
 
     async def main():
         app = builder.compile(checkpointer=InMemorySaver())
@@ -89,7 +88,9 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
     proc.wait(timeout=30)
 
     settings = make_settings(tmp_path, qdrant_path=data / "qdrant", data_dir=data)
-    services = await Services.open(settings, embedder=embedder)
+    services = await Services.open(
+        settings, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     try:
         before = await services.graph.list_by_status("dur", list(EpisodeStatus))
         assert len(before) == TURNS
@@ -98,9 +99,7 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
         assert counts[EpisodeStatus.INDEXED] == 1  # killed between index and link
         assert counts[EpisodeStatus.PENDING] == TURNS - HANG_AFTER - 1  # queued, lost with it
 
-        queue = BookkeepingQueue(sweep_interval_s=None, services=lambda: _same(services))
-        report = await queue.sweep_once()
-        await queue.close()
+        report = await services.bookkeeping.sweep_once()
         assert report.ok and len(report.done) == TURNS - HANG_AFTER
 
         after = await services.graph.list_by_status("dur", list(EpisodeStatus))
@@ -126,14 +125,8 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
             await services.graph.list_entities("dur")
         )
 
-        again = await BookkeepingQueue(
-            sweep_interval_s=None, services=lambda: _same(services)
-        ).sweep_once()
+        again = await services.bookkeeping.sweep_once()
         assert again.done == []  # nothing left: a second sweep is a no-op
         assert await services.vectors.count("derivatives", "dur") == expected_d
     finally:
         await services.close()
-
-
-async def _same(services: Services) -> Services:
-    return services

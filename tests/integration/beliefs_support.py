@@ -10,20 +10,19 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
 
 from memory.episodes import remember
-from memory.services import Services
-from nodes import llm
+from memory.services import ChatModels, Services
+from memory.services.usage import Usage
 from nodes.ess_prompt import EvidenceScore, assess_ess
-from nodes.llm import Usage
 from nodes.provenance import ProvenanceResult, belief_provenance
 from nodes.reflection import ReflectionResult, reflect
-from tests.conftest import make_settings
+from nodes.route import heuristic_route
+from tests.conftest import installed
 from tests.unit.fake_chat import ScriptedChatModel
 
 Answer = Callable[[list[BaseMessage]], dict[str, Any]]
@@ -87,6 +86,10 @@ class Mind:
         def score(messages: list[BaseMessage]) -> dict[str, Any]:
             return ess_table[message_of(messages)]
 
+        def routed(messages: list[BaseMessage]) -> dict[str, Any]:
+            text = message_of(messages)
+            return {"route": heuristic_route(text).model_dump(), "evidence": ess_table[text]}
+
         def bearing(messages: list[BaseMessage]) -> dict[str, Any]:
             text = message_of(messages)
             return {"assessments": assess_table.get(text, []), "insight": f"Learned: {text[:80]}"}
@@ -100,6 +103,7 @@ class Mind:
         self.model.by_tool.update(
             {
                 "EvidenceScore": [score] * 200,
+                "TurnAssessment": [routed] * 200,
                 "BeliefAssessment": [bearing] * 200,
                 "Triage": [triage] * 50,
                 "Reflection": [deep] * 50,
@@ -108,17 +112,16 @@ class Mind:
 
 
 @pytest.fixture(params=["offline", "scripted"])
-def mind(request: pytest.FixtureRequest) -> Iterator[Mind]:
-    """Run the test once on offline heuristics and once with a scripted chat model."""
-    settings = make_settings(Path("/nonexistent"))
+def mind(request: pytest.FixtureRequest, services: Services) -> Iterator[Mind]:
+    """Run the test once on offline heuristics and once with a scripted chat model (installed
+    as the chat models of the parametrised services, which the agent's nodes then use)."""
     if request.param == "offline":
-        llm.set_chat_models(llm.ChatModels(settings))
-        yield Mind("offline")
+        with installed(services, ChatModels.offline_for(services.settings)):
+            yield Mind("offline")
     else:
         model = ScriptedChatModel()
-        llm.set_chat_models(llm.ChatModels(settings, override=model))
-        yield Mind("scripted", model)
-    llm.set_chat_models(None)
+        with installed(services, ChatModels(services.settings, override=model)):
+            yield Mind("scripted", model)
 
 
 @dataclass
@@ -134,7 +137,7 @@ class Turn:
 async def turn(services: Services, tenant: str, text: str, at: datetime) -> Turn:
     """One user turn through the belief path, as the agent and bookkeeping run it."""
     usage = Usage()
-    ess = await assess_ess(text, usage=usage)
+    ess = await assess_ess(text, chat=services.chat, usage=usage)
     stored = await remember(
         services,
         tenant=tenant,

@@ -15,11 +15,9 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import memory.services as services_module
 from graph.agent import builder
 from memory.embeddings import Embedder
-from memory.services import Services
-from nodes import background, llm
+from memory.services import ChatModels, Services, set_services
 from nodes.temporal import ACTIVITY
 from tests.conftest import make_settings
 
@@ -102,22 +100,19 @@ async def endpoint() -> AsyncIterator[Callable[[Handler], Any]]:
 
 @pytest.fixture
 async def agent(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Services]:
-    svc = await Services.open(make_settings(tmp_path), embedder=embedder)
-    services_module.set_services(svc)
-    background.set_queue(background.BookkeepingQueue(sweep_interval_s=None))
+    svc = await Services.open(make_settings(tmp_path), embedder=embedder, sweep_interval_s=None)
+    set_services(svc)
     ACTIVITY.forget()
     try:
         yield svc
     finally:
-        await background.close_queue()
-        services_module.set_services(None)
-        llm.set_chat_models(None)
+        set_services(None)
         await svc.close()
 
 
-def use_endpoint(tmp_path: Path, url: str, timeout_s: float = 2.0) -> None:
+def use_endpoint(agent: Services, tmp_path: Path, url: str, timeout_s: float = 2.0) -> None:
     settings = make_settings(tmp_path, llm_base_url=url, llm_timeout_s=timeout_s)
-    llm.set_chat_models(llm.ChatModels(settings))
+    agent.chat = ChatModels(settings)
 
 
 async def one_turn(text: str = "My favourite colour is teal. What's my favourite colour?") -> dict:
@@ -136,58 +131,59 @@ def free_port() -> int:
 
 
 async def test_endpoint_down(agent, tmp_path, caplog) -> None:
-    use_endpoint(tmp_path, f"http://127.0.0.1:{free_port()}/v1")
+    use_endpoint(agent, tmp_path, f"http://127.0.0.1:{free_port()}/v1")
     with caplog.at_level(logging.WARNING, logger="mneme.llm"):
         out = await one_turn()
     assert out["messages"][-1].content  # the heuristic answer
     assert out["episode"]["stored"]
-    assert out["usage"]["errors"] == 3  # route, respond, ess each failed once, no retry
+    assert out["usage"]["errors"] == 2  # route (with the ESS) and respond failed once, no retry
     assert "Connection error" in caplog.text
 
 
 async def test_endpoint_returns_garbage(agent, tmp_path, endpoint, caplog) -> None:
     url, seen = await endpoint(garbage)
-    use_endpoint(tmp_path, url)
+    use_endpoint(agent, tmp_path, url)
     with caplog.at_level(logging.WARNING, logger="mneme.llm"):
         out = await one_turn()
-    assert out["messages"][-1].content and out["usage"]["fallbacks"] == 3
-    assert len(seen) == 3 and "using the heuristic" in caplog.text
+    assert out["messages"][-1].content and out["usage"]["fallbacks"] == 2
+    assert len(seen) == 2 and "using the heuristic" in caplog.text
 
 
 async def test_unparseable_tool_calls_are_retried_once_then_fall_back(
     agent, tmp_path, endpoint
 ) -> None:
     url, seen = await endpoint(broken_tools)
-    use_endpoint(tmp_path, url)
+    use_endpoint(agent, tmp_path, url)
     out = await one_turn()
     tasks = out["usage"]["tasks"]
     assert tasks["route"]["calls"] == 2 and tasks["route"]["outcome"] == "fallback"
-    assert tasks["ess"]["calls"] == 2 and tasks["ess"]["outcome"] == "fallback"
+    assert "ess" not in tasks  # scored by the router's call, which fell back to the cues
+    assert out["ess"]["reasoning_type"]
     assert tasks["respond"]["outcome"] == "fallback"  # an empty answer
     assert out["messages"][-1].content
     retry = seen[1]["messages"][-1]["content"]
     assert "could not be used" in retry
     # what the server received follows the llama.cpp rules: max_tokens in the body, tool forced
     assert all("max_tokens" in body for body in seen)
-    assert seen[0]["tool_choice"]["function"]["name"] == "RouteDecision"
+    assert seen[0]["tool_choice"]["function"]["name"] == "TurnAssessment"
 
 
 async def test_slow_endpoint_times_out(agent, tmp_path, endpoint) -> None:
     url, _ = await endpoint(slow)
-    use_endpoint(tmp_path, url, timeout_s=0.5)
+    use_endpoint(agent, tmp_path, url, timeout_s=0.5)
     start = time.monotonic()
     out = await one_turn()
-    assert out["messages"][-1].content and out["usage"]["errors"] == 3
+    assert out["messages"][-1].content and out["usage"]["errors"] == 2
     assert time.monotonic() - start < 15
 
 
 async def test_bookkeeping_survives_a_broken_endpoint(agent, tmp_path, endpoint) -> None:
     url, _ = await endpoint(broken_tools)
-    use_endpoint(tmp_path, url)
+    use_endpoint(agent, tmp_path, url)
     out = await one_turn("I adopted a parrot named Kiwi in Lisbon.")
     async with asyncio.timeout(120):
-        await background.get_queue().drain()
+        await agent.bookkeeping.drain()
     episode = await agent.graph.get_episode("alice", out["episode"]["uid"])
     assert episode.status.value == "processed"
     assert await agent.vectors.count("derivatives", "alice") >= 1
-    assert llm.TOTALS.snapshot()["extract"]["fallbacks"] >= 1
+    assert agent.chat.totals.snapshot()["extract"]["fallbacks"] >= 1

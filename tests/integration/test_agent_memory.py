@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import memory.services as services_module
 from graph.agent import builder
 from memory.schema import EpisodeStatus
-from memory.services import Services
-from nodes import background, llm
+from memory.services import ChatModels, Services
 from nodes.temporal import ACTIVITY
-from tests.conftest import make_settings
-from tests.unit.fake_chat import ScriptedChatModel
+from tests.conftest import installed
+from tests.unit.fake_chat import ScriptedChatModel, assessment
 
 FACT = "My grandmother's village is called Zelenograd and she keeps three goats there."
 QUESTION = "What is the name of my grandmother's village?"
@@ -27,24 +24,16 @@ QUESTION = "What is the name of my grandmother's village?"
 @pytest.fixture
 async def agent(services: Services) -> AsyncIterator[Services]:
     """The parametrised services (SQLite or Neo4j) installed as the agent's process services."""
-    services_module.set_services(services)
-    queue = background.BookkeepingQueue(sweep_interval_s=None)
-    background.set_queue(queue)
     ACTIVITY.forget()
-    try:
+    with installed(services):
         yield services
-    finally:
-        await queue.close()
-        background.set_queue(None)
-        services_module.set_services(None)
-        ACTIVITY.forget()
+    ACTIVITY.forget()
 
 
 @pytest.fixture
-def offline() -> Iterator[None]:
-    llm.set_chat_models(llm.ChatModels(make_settings(Path("/nonexistent"))))
-    yield
-    llm.set_chat_models(None)
+def offline(agent: Services) -> Iterator[None]:
+    with installed(agent, ChatModels.offline_for(agent.settings)):
+        yield
 
 
 async def ask(app, text: str, thread: str, user: str) -> dict:
@@ -55,15 +44,15 @@ async def ask(app, text: str, thread: str, user: str) -> dict:
     )
 
 
-async def settle() -> None:
+async def settle(services: Services) -> None:
     async with asyncio.timeout(120):
-        await background.get_queue().drain()
+        await services.bookkeeping.drain()
 
 
 async def test_offline_fact_crosses_threads_not_users(agent: Services, offline) -> None:
     app = builder.compile(checkpointer=InMemorySaver())
     told = await ask(app, FACT, "thread-1", "alice")
-    await settle()
+    await settle(agent)
     stored = await agent.graph.get_episode("alice", told["episode"]["uid"])
     assert stored.status == EpisodeStatus.PROCESSED and stored.thread_id == "thread-1"
 
@@ -97,8 +86,7 @@ async def test_with_a_model_the_prompt_holds_only_the_users_memories(agent: Serv
     }
     model = ScriptedChatModel(
         by_tool={
-            "RouteDecision": [route] * 4,
-            "EvidenceScore": [ess] * 4,
+            "TurnAssessment": [assessment(route, ess)] * 4,
             "RerankResult": [{"ranking": [1]}] * 4,
             "Extraction": [
                 {
@@ -110,22 +98,19 @@ async def test_with_a_model_the_prompt_holds_only_the_users_memories(agent: Serv
         },
         script=[echo_memories] * 4,
     )
-    llm.set_chat_models(llm.ChatModels(make_settings(Path("/nonexistent")), override=model))
-    try:
+    with installed(agent, ChatModels(agent.settings, override=model)):
         app = builder.compile(checkpointer=InMemorySaver())
         told = await ask(app, FACT, "thread-1", "alice")
-        await settle()
+        await settle(agent)
         assert await agent.vectors.count("prospective", "alice") == 1
         mine = await ask(app, QUESTION, "thread-2", "alice")
         theirs = await ask(app, QUESTION, "thread-3", "bob")
-    finally:
-        llm.set_chat_models(None)
     assert "Zelenograd" in mine["messages"][-1].content
     assert mine["memories"][0]["episode_uid"] == told["episode"]["uid"]
     assert mine["memories"][0]["questions"] == [QUESTION]
     assert "Zelenograd" not in theirs["messages"][-1].content
     prompts = [str(c["messages"][0].content) for c in model.calls if c["tool"] is None]
     assert "Zelenograd" not in prompts[-1]  # bob's prompt never saw alice's memory
-    # route, respond and ess; with a single candidate there is nothing to rerank
-    assert mine["usage"]["llm_calls"] == 3
-    assert set(mine["usage"]["tasks"]) == {"route", "respond", "ess"}
+    # route (which scores the evidence too) and respond; one candidate: nothing to rerank
+    assert mine["usage"]["llm_calls"] == 2
+    assert set(mine["usage"]["tasks"]) == {"route", "respond"}

@@ -10,12 +10,10 @@ from collections.abc import AsyncIterator
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import memory.services as services_module
 from graph.agent import builder
 from memory.schema import Belief, EpisodeStatus, EvidenceKind
 from memory.services import Services
 from memory.sponge import load_state
-from nodes import background
 from nodes.temporal import ACTIVITY
 from tests.integration.beliefs_support import Mind, llm_ess, mind
 from tests.integration.test_beliefs_scenarios import EXERCISE_STUDY, PRESSURE
@@ -26,29 +24,21 @@ USER = "ada"
 
 
 @pytest.fixture
-async def agent(services: Services) -> AsyncIterator[Services]:
-    """The parametrised services installed as the agent's, with a private bookkeeping queue."""
-    services_module._services = services
-    queue = background.BookkeepingQueue(sweep_interval_s=None)
-    background.set_queue(queue)
+async def agent(services: Services, mind: Mind) -> AsyncIterator[Services]:
+    """The parametrised services, installed as the agent's by `mind` (with its chat models)."""
     ACTIVITY.forget()
-    try:
-        yield services
-    finally:
-        await queue.close()
-        background.set_queue(None)
-        services_module._services = None
-        ACTIVITY.forget()
+    yield services
+    ACTIVITY.forget()
 
 
-async def ask(app, text: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+async def ask(app, services: Services, text: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
     out = await app.ainvoke(
         {"messages": [{"role": "user", "content": text}]},
         {"configurable": {"thread_id": "t1"}},
         context={"user_id": USER},
     )
     async with asyncio.timeout(120):
-        await background.get_queue().drain()
+        await services.bookkeeping.drain()
     return out  # type: ignore[no-any-return]
 
 
@@ -79,7 +69,7 @@ async def test_pressure_then_evidence_then_a_belief_query(agent: Services, mind:
     app = builder.compile(checkpointer=InMemorySaver())
 
     for text in PRESSURE:
-        out = await ask(app, text)
+        out = await ask(app, agent, text)
         assert out["ess"]["manipulative"] and not out["ess"]["passed"]
         assert out["sponge"]["frozen"] and out["episode"]["stored"]
     assert await graph.get_belief(USER, held.uid) == held
@@ -89,14 +79,14 @@ async def test_pressure_then_evidence_then_a_belief_query(agent: Services, mind:
     assert len(uids) == len(PRESSURE)
     assert all(e.status is EpisodeStatus.PROCESSED for e in await graph.get_episodes(USER, uids))
 
-    out = await ask(app, EXERCISE_STUDY)
+    out = await ask(app, agent, EXERCISE_STUDY)
     assert out["ess"]["passed"] and not out["sponge"]["frozen"]
     moved = await graph.get_belief(USER, held.uid)
     assert moved is not None and moved.valence > held.valence and moved.evidence_count == 1
     [edge] = await graph.belief_evidence(USER, held.uid)
     assert edge.episode_uid == out["episode"]["uid"] and edge.kind is EvidenceKind.SUPPORTS
 
-    out = await ask(app, question)
+    out = await ask(app, agent, question)
     [view] = out["beliefs"]
     assert view["topic"] == "exercise-mood" and view["evidence"][0]["user_text"] == EXERCISE_STUDY
     if mind.model is None:  # offline, the reply itself says why
@@ -112,8 +102,8 @@ async def test_pressure_then_evidence_then_a_belief_query(agent: Services, mind:
 async def test_bookkeeping_graph_runs_belief_provenance(agent: Services, mind: Mind) -> None:
     from graph.bookkeeping import graph as bookkeeping
     from memory.episodes import remember
+    from memory.services.usage import Usage
     from nodes.ess_prompt import assess_ess
-    from nodes.llm import Usage
 
     mind.script(
         ess={EXERCISE_STUDY: llm_ess("empirical", 0.85, "exercise")},
@@ -130,13 +120,11 @@ async def test_bookkeeping_graph_runs_belief_provenance(agent: Services, mind: M
             confidence=0.2,
         )
     )
-    ess = await assess_ess(EXERCISE_STUDY, usage=Usage())
+    ess = await assess_ess(EXERCISE_STUDY, chat=agent.chat, usage=Usage())
     stored = await remember(
         agent, tenant=USER, thread_id="t", user_text=EXERCISE_STUDY, ess=ess.record()
     )
-    out = await bookkeeping.ainvoke(
-        {"tenant": USER, "episode_uid": stored.uid}, context={"user_id": USER}
-    )
+    out = await bookkeeping.ainvoke({"episode_uid": stored.uid}, context={"user_id": USER})
     assert out["status"] == EpisodeStatus.PROCESSED.value
     assert [b["topic"] for b in out["beliefs"]] == ["exercise-mood"] and not out["reflected"]
     moved = await agent.graph.get_belief(USER, held.uid)

@@ -14,8 +14,8 @@ from memory.beliefs import propose_snapshot
 from memory.revision import MAX_NEW_CONFIDENCE, MAX_PATCH_STEP
 from memory.schema import Belief, EvidenceKind
 from memory.services import Services
+from memory.services.usage import Usage
 from memory.sponge import REFLECT_EVERY, load_state, status
-from nodes.llm import Usage
 from nodes.reflection import reflect
 from tests.integration.beliefs_support import (
     Mind,

@@ -78,7 +78,7 @@ async def test_unsupported_beliefs_decay_toward_neutral_and_go_at_zero(services:
     fading = await belief(services, "cold-showers", "Cold showers boost immunity", 0.5, 0.08)
     uid = await episode(services, "A trial found exercise improves mood.", 0)
     await graph.add_evidence(TENANT, uid, kept.uid, EvidenceKind.SUPPORTS, 0.8)
-    await add_shift(graph, TENANT, 0.05)  # the sponge state is a reserved record, never decayed
+    await add_shift(services, TENANT, 0.05)  # the sponge state is a reserved record, never decayed
 
     early = await decay_beliefs(services, TENANT, T0 + timedelta(days=20))
     assert early.decayed == [] and early.removed == []  # within the grace period

@@ -7,10 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from graph.cli_beliefs import register
+from cli.main import app
 from memory.embeddings import Embedder
 from memory.schema import Belief, EvidenceKind, NewEpisode
 from memory.services import Services
@@ -31,8 +30,6 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _invoke(*args: str) -> tuple[int, str]:
-    app = typer.Typer()
-    register(app)
     result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
     return result.exit_code, result.output
 

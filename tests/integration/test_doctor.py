@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from graph.cli import app
+from cli.main import app
 from memory.embeddings import Embedder
 from memory.episodes import index_episode, remember
 from memory.services import Services

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from bench.eval_retrieval import EvalInputError, ranked_turns, read_memeval, run_eval
-from graph.cli_eval import register
+from cli.main import app
 from memory.embeddings import Embedder
 from tests.conftest import make_settings
 
@@ -161,13 +160,6 @@ def test_cli_writes_json_and_prints_the_table(
 ) -> None:
     monkeypatch.setenv("MNEME_DATA_DIR", str(tmp_path / "unused"))
     monkeypatch.delenv("MNEME_LLM_BASE_URL", raising=False)
-    app = typer.Typer()
-    register(app)
-
-    @app.callback()
-    def _root() -> None:  # a group, so `eval` is a sub-command as in `mneme`
-        pass
-
     out = tmp_path / "out" / "eval.json"
     result = CliRunner().invoke(
         app,
@@ -192,13 +184,6 @@ def test_cli_writes_json_and_prints_the_table(
 
 
 def test_cli_rejects_unknown_parts_and_bad_files(data: Path, tmp_path: Path) -> None:
-    app = typer.Typer()
-    register(app)
-
-    @app.callback()
-    def _root() -> None:
-        pass
-
     bad = CliRunner().invoke(app, ["eval", "retrieval", str(data), "--ablate", "nonsense"])
     assert bad.exit_code == 2
     assert "unknown part" in bad.output

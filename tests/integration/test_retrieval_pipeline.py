@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.eval_retrieval import make_bookkeep
+from graph.bookkeeping import run_episode
 from memory.contextual import CONTEXT_ROLE
 from memory.embeddings import Embedder
 from memory.episodes import remember
 from memory.recipes import PARTS, SIMPLE, TEMPORAL, ablate
 from memory.retrieval import retrieve
 from memory.services import Services
-from memory.snapshot import cache_for
 from memory.sparse import encode_query
 from tests.conftest import make_settings
 
@@ -36,13 +35,12 @@ TURNS = [
 
 
 async def _load(services: Services, tenant: str = "t") -> list[str]:
-    bookkeep = make_bookkeep(False)
     uids = []
     for at, text in TURNS:
         done = await remember(
             services, tenant=tenant, thread_id=f"s-{at.date()}", user_text=text, at=at
         )
-        await bookkeep(services, tenant, done.uid)
+        await run_episode(services, tenant, done.uid)
         uids.append(done.uid)
     return uids
 
@@ -124,7 +122,8 @@ async def test_every_part_can_be_turned_off(tmp_path: Path, embedder: Embedder) 
 
 async def test_snapshot_matches_the_index_and_follows_writes(services: Services) -> None:
     await _load(services)
-    cache = cache_for(services.vectors)
+    cache = services.snapshots
+    assert cache is not None
     query = "hiking with the dog"
     dense = (await services.embedder.embed_query(query)).tolist()
     sparse = encode_query(query)
@@ -136,7 +135,7 @@ async def test_snapshot_matches_the_index_and_follows_writes(services: Services)
             assert [round(h.score, 4) for h in got] == [round(h.score, 4) for h in want]
     before = len((await cache.get("derivatives", "t")).ids)  # type: ignore[union-attr]
     done = await remember(services, tenant="t", thread_id="s", user_text="Ana: New dog!", at=LATER)
-    await make_bookkeep(False)(services, "t", done.uid)
+    await run_episode(services, "t", done.uid)
     snapshot = await cache.get("derivatives", "t")
     assert snapshot is not None and len(snapshot.ids) > before
     assert any(p.get("role") == CONTEXT_ROLE for p in snapshot.payloads)

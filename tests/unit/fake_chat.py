@@ -1,5 +1,8 @@
 """Test helpers for the agent: a scripted chat model, a network guard, services injection.
 
+`assessment(route, evidence)` builds the arguments of the router's shared call
+(`TurnAssessment`), with neutral defaults for either half.
+
 `ScriptedChatModel` is a `GenericFakeChatModel`-style fake whose `bind_tools` (and therefore
 `with_structured_output`) works: each scripted entry is a text reply, the arguments of a tool
 call, a ready `AIMessage`, an exception to raise, a `Delay`, or a callable of the messages.
@@ -24,10 +27,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-import memory.services as services_module
 from memory.embeddings import Embedder
-from memory.services import Services
-from nodes import background, llm
+from memory.services import ChatModels, Services, set_services
 from nodes.temporal import ACTIVITY
 from tests.conftest import make_settings
 
@@ -138,52 +139,51 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
-@pytest.fixture
-def fake_chat() -> Iterator[Callable[..., ScriptedChatModel]]:
-    """Make a scripted model the process's chat model for every tier."""
-
-    def use(**kwargs: Any) -> ScriptedChatModel:
-        model = ScriptedChatModel(**kwargs)
-        llm.set_chat_models(llm.ChatModels(make_settings(Path("/nonexistent")), override=model))
-        return model
-
-    yield use
-    llm.set_chat_models(None)
-
-
-@pytest.fixture
-def offline() -> Iterator[None]:
-    """Offline mode: no chat endpoint configured."""
-    llm.set_chat_models(llm.ChatModels(make_settings(Path("/nonexistent"))))
-    yield
-    llm.set_chat_models(None)
-
-
 async def open_agent_services(tmp_path: Path, embedder: Embedder, **overrides: Any) -> Services:
-    """Real services on a fresh embedded memory, installed as the process's services."""
-    svc = await Services.open(make_settings(tmp_path, "sqlite", **overrides), embedder=embedder)
-    services_module.set_services(svc)
+    """Real services on a fresh embedded memory (offline, a queue that sweeps only at start),
+    installed as the process's services."""
+    svc = await Services.open(
+        make_settings(tmp_path, "sqlite", **overrides), embedder=embedder, sweep_interval_s=None
+    )
+    set_services(svc)
     return svc
 
 
 @pytest.fixture
 async def agent_services(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Services]:
-    """Real SQLite + in-memory Qdrant + the real embedder, as the agent's services.
+    """Real SQLite + in-memory Qdrant + the real embedder, as the agent's services, offline.
 
-    Bookkeeping runs on a private queue without the periodic sweep; tests drain it.
+    Bookkeeping runs on the services' queue without the periodic sweep; tests drain it.
     """
     svc = await open_agent_services(tmp_path, embedder)
-    queue = background.BookkeepingQueue(sweep_interval_s=None)
-    background.set_queue(queue)
     ACTIVITY.forget()
     try:
         yield svc
     finally:
-        await queue.close()
-        background.set_queue(None)
-        services_module.set_services(None)
+        set_services(None)
         ACTIVITY.forget()
         await svc.close()
+
+
+@pytest.fixture
+def fake_chat(agent_services: Services) -> Iterator[Callable[..., ScriptedChatModel]]:
+    """Make a scripted model the chat model of every tier of the agent's services."""
+    previous = agent_services.chat
+
+    def use(**kwargs: Any) -> ScriptedChatModel:
+        model = ScriptedChatModel(**kwargs)
+        agent_services.chat = ChatModels(agent_services.settings, override=model)
+        return model
+
+    yield use
+    agent_services.chat = previous
+
+
+@pytest.fixture
+def offline(agent_services: Services) -> Services:
+    """Offline mode: the agent's services with no chat endpoint configured."""
+    agent_services.chat = ChatModels.offline_for(agent_services.settings)
+    return agent_services
 
 
 def runtime(**context: Any) -> Any:
@@ -210,14 +210,36 @@ async def seed(
     services: Services, tenant: str, facts: Sequence[str], thread: str = "t0", at: Any = None
 ) -> list[str]:
     """Remember each fact as a turn and run its bookkeeping now (with the current chat model)."""
+    from graph.bookkeeping import run_episode
     from memory.episodes import remember
-    from nodes.bookkeeping import process_episode
 
     uids = []
     for fact in facts:
         result = await remember(
             services, tenant=tenant, thread_id=thread, user_text=fact, agent_text="Noted.", at=at
         )
-        await process_episode(services, tenant, result.uid)
+        await run_episode(services, tenant, result.uid)
         uids.append(result.uid)
     return uids
+
+
+NEUTRAL_EVIDENCE: dict[str, Any] = {
+    "score": 0.1,
+    "specificity": 0.1,
+    "grounding": 0.1,
+    "rigor": 0.1,
+    "source_quality": 0.1,
+    "objectivity": 0.5,
+    "reasoning_type": "no_argument",
+}
+"""The evidence half of a scripted router answer for a message that argues nothing."""
+
+
+def assessment(
+    route: dict[str, Any] | None = None, evidence: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Arguments of a scripted `TurnAssessment` call (the router's one call per turn)."""
+    return {
+        "route": route or {"kind": "SIMPLE", "passes": [{"query": None}]},
+        "evidence": evidence or NEUTRAL_EVIDENCE,
+    }

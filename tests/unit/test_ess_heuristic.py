@@ -6,8 +6,8 @@ import pytest
 
 from bench.ess_calibration import calibrate, load, spearman
 from memory.schema import MANIPULATIVE_TYPES, ReasoningType
+from memory.services.usage import Usage
 from nodes.ess_prompt import EvidenceScore, assess_ess, heuristic_ess
-from nodes.llm import Usage
 
 SOURCED = (
     "A 2021 meta-analysis in The Lancet of 40 randomised trials (120,000 participants) found "
@@ -99,7 +99,9 @@ def test_schema_rejects_out_of_range_scores() -> None:
         EvidenceScore.model_validate({**heuristic_ess(SOURCED).model_dump(), "score": 3})
 
 
-async def test_llm_answer_is_used_and_its_recommendation_follows_the_rule(fake_chat) -> None:
+async def test_llm_answer_is_used_and_its_recommendation_follows_the_rule(
+    agent_services, fake_chat
+) -> None:
     answer = {
         **heuristic_ess(SOURCED).model_dump(mode="json"),
         "reasoning_type": "anecdotal",
@@ -108,7 +110,7 @@ async def test_llm_answer_is_used_and_its_recommendation_follows_the_rule(fake_c
     }
     fake_chat(by_tool={"EvidenceScore": [answer]})
     usage = Usage()
-    e = await assess_ess("My uncle says it worked for him.", usage=usage)
+    e = await assess_ess("My uncle says it worked for him.", chat=agent_services.chat, usage=usage)
     assert e.reasoning_type is ReasoningType.ANECDOTAL and e.score == 0.9
     assert not e.belief_update_recommended  # anecdotes never move beliefs, whatever the model says
     assert usage.data["llm_calls"] == 1
@@ -116,7 +118,7 @@ async def test_llm_answer_is_used_and_its_recommendation_follows_the_rule(fake_c
 
 async def test_offline_falls_back_to_the_heuristic(offline) -> None:
     usage = Usage()
-    e = await assess_ess(SOURCED, usage=usage)
+    e = await assess_ess(SOURCED, chat=offline.chat, usage=usage)
     assert e == heuristic_ess(SOURCED) and usage.data["offline"] == 1
 
 

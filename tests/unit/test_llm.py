@@ -9,8 +9,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
+from memory.services import ChatModels, Tier
+from memory.services.usage import Usage, empty_usage, merge_usage
 from nodes import llm
-from nodes.llm import ChatModels, Tier, Usage, generate, merge_usage, structured
+from nodes.llm import generate, structured
 from tests.conftest import make_settings
 from tests.unit.fake_chat import Delay, ScriptedChatModel
 
@@ -29,24 +31,36 @@ def heuristic() -> Answer:
 PROMPT = [HumanMessage(content="Is the sky blue?")]
 
 
-async def test_valid_answer_is_returned_and_counted(fake_chat) -> None:
-    model = fake_chat(script=[{"label": "yes", "confidence": 0.9}])
+def scripted(**kwargs: object) -> tuple[ScriptedChatModel, ChatModels]:
+    """A scripted model and chat models that answer every tier with it."""
+    model = ScriptedChatModel(**kwargs)  # type: ignore[arg-type]
+    return model, ChatModels(make_settings(Path("/nonexistent")), override=model)
+
+
+async def test_valid_answer_is_returned_and_counted() -> None:
+    model, chat = scripted(script=[{"label": "yes", "confidence": 0.9}])
     usage = Usage()
-    out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=usage)
+    out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=usage)
     assert out == Answer(label="yes", confidence=0.9)
     assert model.tools_called() == ["Answer"]
     assert usage.data["llm_calls"] == 1
     assert usage.data["input_tokens"] == 11 and usage.data["output_tokens"] == 7
     assert usage.data["tasks"]["t"]["outcome"] == "ok"
     assert usage.data["fallbacks"] == 0
+    assert chat.totals.snapshot()["t"] == {
+        "calls": 1,
+        "input_tokens": 11,
+        "output_tokens": 7,
+        "fallbacks": 0,
+    }
 
 
-async def test_invalid_answer_is_retried_with_the_error_shown(fake_chat) -> None:
-    model = fake_chat(
+async def test_invalid_answer_is_retried_with_the_error_shown() -> None:
+    model, chat = scripted(
         script=[{"label": "maybe", "confidence": 3}, {"label": "yes", "confidence": 1}]
     )
     usage = Usage()
-    out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=usage)
+    out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=usage)
     assert out.label == "yes"
     assert usage.data["llm_calls"] == 2 and usage.data["retries"] == 1
     assert usage.data["tasks"]["t"]["outcome"] == "retried"
@@ -56,43 +70,46 @@ async def test_invalid_answer_is_retried_with_the_error_shown(fake_chat) -> None
     assert "maybe" in retry[-2].content  # the model sees what it said
 
 
-async def test_two_invalid_answers_fall_back_to_the_heuristic(fake_chat, caplog) -> None:
-    fake_chat(script=[{"label": "maybe"}, "I think yes"])
+async def test_two_invalid_answers_fall_back_to_the_heuristic(caplog) -> None:
+    _, chat = scripted(script=[{"label": "maybe"}, "I think yes"])
     usage = Usage()
     with caplog.at_level(logging.WARNING, logger="mneme.llm"):
-        out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=usage)
+        out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=usage)
     assert out == heuristic()
     assert usage.data["llm_calls"] == 2
     assert usage.data["fallbacks"] == 1 and usage.data["tasks"]["t"]["outcome"] == "fallback"
     assert "did not validate twice" in caplog.text
 
 
-async def test_a_text_answer_instead_of_a_call_is_retried(fake_chat) -> None:
-    model = fake_chat(script=["yes it is", {"label": "yes", "confidence": 0.5}])
-    out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=Usage())
+async def test_a_text_answer_instead_of_a_call_is_retried() -> None:
+    model, chat = scripted(script=["yes it is", {"label": "yes", "confidence": 0.5}])
+    out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=Usage())
     assert out.label == "yes"
     assert "did not call the function" in model.calls[1]["messages"][-1].content
 
 
-async def test_check_failure_is_retried(fake_chat) -> None:
-    fake_chat(script=[{"label": "no", "confidence": 0.5}, {"label": "yes", "confidence": 0.5}])
+async def test_check_failure_is_retried() -> None:
+    _, chat = scripted(
+        script=[{"label": "no", "confidence": 0.5}, {"label": "yes", "confidence": 0.5}]
+    )
     usage = Usage()
     out = await structured(
         "t",
         Answer,
         PROMPT,
         fallback=heuristic,
+        chat=chat,
         usage=usage,
         check=lambda a: "label must be yes" if a.label != "yes" else None,
     )
     assert out.label == "yes" and usage.data["retries"] == 1
 
 
-async def test_endpoint_error_falls_back_without_retry(fake_chat, caplog) -> None:
-    model = fake_chat(script=[ConnectionError("connection refused")])
+async def test_endpoint_error_falls_back_without_retry(caplog) -> None:
+    model, chat = scripted(script=[ConnectionError("connection refused")])
     usage = Usage()
     with caplog.at_level(logging.WARNING, logger="mneme.llm"):
-        out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=usage)
+        out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=usage)
     assert out == heuristic()
     assert len(model.calls) == 1
     assert usage.data["errors"] == 1 and usage.data["tasks"]["t"]["outcome"] == "error"
@@ -102,30 +119,29 @@ async def test_endpoint_error_falls_back_without_retry(fake_chat, caplog) -> Non
 async def test_slow_endpoint_times_out_and_falls_back() -> None:
     model = ScriptedChatModel(script=[Delay(5.0, {"label": "yes", "confidence": 1})])
     settings = make_settings(Path("/nonexistent"), llm_timeout_s=0.05)
-    llm.set_chat_models(ChatModels(settings, override=model))
-    try:
-        usage = Usage()
-        out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=usage)
-    finally:
-        llm.set_chat_models(None)
-    assert out == heuristic() and usage.data["errors"] == 1
-
-
-async def test_offline_mode_uses_the_heuristic_without_calls(offline) -> None:
+    chat = ChatModels(settings, override=model)
     usage = Usage()
-    out = await structured("t", Answer, PROMPT, fallback=heuristic, usage=usage)
+    out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=usage)
+    assert out == heuristic() and usage.data["errors"] == 1
+    assert chat.totals.snapshot()["t"]["fallbacks"] == 1
+
+
+async def test_offline_mode_uses_the_heuristic_without_calls() -> None:
+    chat = ChatModels(make_settings(Path("/nonexistent")))
+    usage = Usage()
+    out = await structured("t", Answer, PROMPT, fallback=heuristic, chat=chat, usage=usage)
     assert out == heuristic()
     assert usage.data["llm_calls"] == 0 and usage.data["offline"] == 1
-    assert await generate("r", PROMPT, usage=usage) is None
+    assert await generate("r", PROMPT, chat=chat, usage=usage) is None
 
 
-async def test_generate_returns_text_or_none(fake_chat, caplog) -> None:
-    fake_chat(script=["  Hello there.  ", "", RuntimeError("boom")])
+async def test_generate_returns_text_or_none(caplog) -> None:
+    _, chat = scripted(script=["  Hello there.  ", "", RuntimeError("boom")])
     usage = Usage()
-    assert await generate("r", PROMPT, usage=usage) == "Hello there."
+    assert await generate("r", PROMPT, chat=chat, usage=usage) == "Hello there."
     with caplog.at_level(logging.WARNING, logger="mneme.llm"):
-        assert await generate("r", PROMPT, usage=usage) is None
-        assert await generate("r", PROMPT, usage=usage) is None
+        assert await generate("r", PROMPT, chat=chat, usage=usage) is None
+        assert await generate("r", PROMPT, chat=chat, usage=usage) is None
     assert usage.data["llm_calls"] == 3 and usage.data["fallbacks"] == 2
     assert "empty answer" in caplog.text and "boom" in caplog.text
 
@@ -139,7 +155,7 @@ def test_usage_reducer_sums_and_resets() -> None:
     assert merged["llm_calls"] == 3 and merged["input_tokens"] == 15
     assert merged["tasks"]["route"] == {"calls": 3, "outcome": "retried"}
     assert "reset" not in merged
-    fresh = merge_usage(merged, {**llm.empty_usage(), "llm_calls": 1, "reset": True})
+    fresh = merge_usage(merged, {**empty_usage(), "llm_calls": 1, "reset": True})
     assert fresh["llm_calls"] == 1 and fresh["tasks"] == {}
 
 

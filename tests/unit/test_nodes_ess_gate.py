@@ -1,4 +1,4 @@
-"""ess_gate: the ESS schema from the model, its retry and fallback, and the gate decision."""
+"""ess_gate: the gate decision on the router's evidence score, and the ESS heuristic."""
 
 from __future__ import annotations
 
@@ -20,37 +20,32 @@ STRONG = {
 }
 
 
-async def test_strong_evidence_passes_the_gate(fake_chat) -> None:
-    fake_chat(by_tool={"EvidenceScore": [STRONG]})
-    out = await ess_gate(
-        human("A 2019 randomised trial (n=400) found sleep improves recall."), runtime()
-    )
+async def test_strong_evidence_passes_the_gate() -> None:
+    state = {**human("A 2019 randomised trial (n=400) found sleep improves recall."), "ess": STRONG}
+    out = await ess_gate(state, runtime())
     assert out["ess"]["passed"] and not out["ess"]["manipulative"]
-    assert out["ess"]["reasoning_type"] == "empirical"
-    assert out["usage"]["llm_calls"] == 1
+    assert out["ess"]["reasoning_type"] == "empirical" and out["ess"]["score"] == 0.8
+    assert "usage" not in out  # the score came with the router's call: no call here
 
 
-async def test_out_of_range_scores_are_retried(fake_chat) -> None:
-    model = fake_chat(by_tool={"EvidenceScore": [{**STRONG, "score": 8}, STRONG]})
-    out = await ess_gate(human("Studies show X."), runtime())
-    assert out["ess"]["score"] == 0.8 and out["usage"]["retries"] == 1
-    assert "score" in model.calls[1]["messages"][-1].content
+async def test_manipulation_freezes_whatever_the_score() -> None:
+    pressure = {**STRONG, "reasoning_type": "social_pressure"}
+    out = await ess_gate({**human("Everyone agrees, so must you."), "ess": pressure}, runtime())
+    assert out["ess"]["manipulative"] and not out["ess"]["passed"]
 
 
-async def test_fallback_after_two_failures(fake_chat) -> None:
-    fake_chat(by_tool={"EvidenceScore": [{"score": "high"}, {"reasoning_type": "vibes"}]})
-    out = await ess_gate(
-        human("Everyone knows that cats are better, you have to agree."), runtime()
-    )
+async def test_without_a_score_the_heuristic_decides() -> None:
+    text = "Everyone knows that cats are better, you have to agree."
+    out = await ess_gate(human(text), runtime())
     assert out["ess"]["reasoning_type"] == "social_pressure"
     assert out["ess"]["manipulative"] and not out["ess"]["passed"]
-    assert out["usage"]["fallbacks"] == 1
+    broken = await ess_gate({**human(text), "ess": {"score": "high"}}, runtime())
+    assert broken["ess"]["reasoning_type"] == "social_pressure"
 
 
-async def test_empty_turn_is_scored_without_the_model(fake_chat) -> None:
-    model = fake_chat()
+async def test_empty_turn_never_passes() -> None:
     out = await ess_gate(human(""), runtime())
-    assert not out["ess"]["passed"] and model.calls == []
+    assert not out["ess"]["passed"] and out["ess"]["score"] == 0.0
 
 
 def test_heuristic_recognises_reasoning_types() -> None:

@@ -1,13 +1,12 @@
-"""Bookkeeping: one extraction call (chunks, questions, topics, entities), its retry and
+"""Bookkeeping (the bookkeeping graph): one extraction call (chunks, questions, topics, entities), its retry and
 fallback, indexing into both collections, graph links, idempotence, and the LLM budget."""
 
 from __future__ import annotations
 
+from graph.bookkeeping import run_episode
 from memory.episodes import remember
 from memory.schema import EntityType, EpisodeStatus
-from nodes.bookkeeping import process_episode
 from nodes.extract import heuristic_extraction
-from nodes.llm import TOTALS
 
 TURN = (
     "My sister Clara is getting married in Lisbon on June 14th. I'm giving a speech.",
@@ -45,10 +44,10 @@ async def _episode(services):
 async def test_extraction_indexes_chunks_questions_and_links(agent_services, fake_chat) -> None:
     model = fake_chat(by_tool={"Extraction": [EXTRACTION]})
     uid = await _episode(agent_services)
-    result = await process_episode(agent_services, "alice", uid)
-    assert not result.fallback
-    assert result.derivatives == 2 and result.questions == 5  # 4 + 1: the fifth was dropped
-    assert result.usage["llm_calls"] == 1 and model.tools_called() == ["Extraction"]
+    result = await run_episode(agent_services, "alice", uid)
+    assert not result["fallback"]
+    assert result["derivatives"] == 2 and result["questions"] == 5  # 4 + 1: the fifth was dropped
+    assert result["usage"]["llm_calls"] == 1 and model.tools_called() == ["Extraction"]
     graph, vectors = agent_services.graph, agent_services.vectors
     assert (await graph.get_episode("alice", uid)).status == EpisodeStatus.PROCESSED
     assert await graph.episode_topics("alice", uid) == ["family", "wedding"]
@@ -62,19 +61,19 @@ async def test_ungrounded_chunks_are_retried(agent_services, fake_chat) -> None:
     invented = {**EXTRACTION, "chunks": [{"text": "Penguins enjoy quantum chromodynamics."}]}
     model = fake_chat(by_tool={"Extraction": [invented, EXTRACTION]})
     uid = await _episode(agent_services)
-    result = await process_episode(agent_services, "alice", uid)
-    assert result.usage["llm_calls"] == 2 and result.usage["retries"] == 1
+    result = await run_episode(agent_services, "alice", uid)
+    assert result["usage"]["llm_calls"] == 2 and result["usage"]["retries"] == 1
     assert "not taken from the conversation" in model.calls[1]["messages"][-1].content
-    assert result.derivatives == 2
+    assert result["derivatives"] == 2
 
 
 async def test_fallback_uses_the_splitter_and_heuristics(agent_services, fake_chat) -> None:
     fake_chat(by_tool={"Extraction": [{"chunks": []}, {"topics": "x"}]})
     uid = await _episode(agent_services)
-    result = await process_episode(agent_services, "alice", uid)
-    assert result.fallback and result.questions == 0
-    assert result.usage["llm_calls"] == 2  # never more than two per episode
-    assert "Clara" in result.entities and "Lisbon" in result.entities
+    result = await run_episode(agent_services, "alice", uid)
+    assert result["fallback"] and result["questions"] == 0
+    assert result["usage"]["llm_calls"] == 2  # never more than two per episode
+    assert "Clara" in result["entities"] and "Lisbon" in result["entities"]
     assert await agent_services.vectors.count("prospective", "alice") == 0
     assert await agent_services.vectors.count("derivatives", "alice") == 2  # user + agent side
     episode = await agent_services.graph.get_episode("alice", uid)
@@ -84,22 +83,22 @@ async def test_fallback_uses_the_splitter_and_heuristics(agent_services, fake_ch
 async def test_rerunning_is_idempotent(agent_services, fake_chat) -> None:
     fake_chat(by_tool={"Extraction": [EXTRACTION, EXTRACTION]})
     uid = await _episode(agent_services)
-    await process_episode(agent_services, "alice", uid)
+    await run_episode(agent_services, "alice", uid)
     await agent_services.graph.set_status("alice", uid, EpisodeStatus.PENDING, only_forward=False)
-    await process_episode(agent_services, "alice", uid)
+    await run_episode(agent_services, "alice", uid)
     assert await agent_services.vectors.count("derivatives", "alice") == 2
     assert await agent_services.vectors.count("prospective", "alice") == 5
     assert len(await agent_services.graph.list_entities("alice")) == 2
-    again = await process_episode(agent_services, "alice", uid)  # processed: nothing to do
-    assert again.usage == {}
+    again = await run_episode(agent_services, "alice", uid)  # processed: nothing to do
+    assert again["status"] == "processed" and not again["usage"] and "derivatives" not in again
 
 
 async def test_offline_bookkeeping_makes_no_calls(agent_services, offline) -> None:
-    before = TOTALS.snapshot().get("extract", {}).get("calls", 0)
     uid = await _episode(agent_services)
-    result = await process_episode(agent_services, "alice", uid)
-    assert result.fallback and result.usage["offline"] == 1
-    assert TOTALS.snapshot()["extract"]["calls"] == before
+    result = await run_episode(agent_services, "alice", uid)
+    assert result["fallback"] and result["usage"]["offline"] == 1
+    totals = agent_services.chat.totals.snapshot()
+    assert totals["extract"] == {"calls": 0, "input_tokens": 0, "output_tokens": 0, "fallbacks": 1}
 
 
 def test_heuristic_extraction_shape() -> None:

@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
 from graph.context import Context, ContextError
-from nodes import background
+from tests.unit.fake_chat import assessment
 
 
 def config(thread: str) -> dict:
@@ -29,12 +29,12 @@ async def test_offline_agent_remembers_across_threads(agent_services, offline) -
     first = await turn(app, "My dog's name is Biscuit, he's a golden retriever.", "t1")
     assert first["episode"]["stored"] and first["messages"][-1].type == "ai"
     async with asyncio.timeout(60):
-        await background.get_queue().drain()
+        await agent_services.bookkeeping.drain()
     second = await turn(app, "What is my dog's name?", "t2")
     assert "Biscuit" in second["messages"][-1].content
     assert second["route"]["kind"] == "SIMPLE"
     assert second["memories"][0]["thread_id"] == "t1"
-    assert second["usage"]["llm_calls"] == 0 and second["usage"]["offline"] >= 3
+    assert second["usage"]["llm_calls"] == 0 and second["usage"]["offline"] >= 2
     assert len(second["messages"]) == 2  # thread t2 holds its own conversation only
     other = await turn(app, "What is my dog's name?", "t3", user_id="bob")
     assert "Biscuit" not in other["messages"][-1].content and other["memories"] == []
@@ -55,8 +55,7 @@ async def test_scripted_turn_counts_calls_and_resets_per_turn(agent_services, fa
     }
     model = fake_chat(
         by_tool={
-            "RouteDecision": [route, route],
-            "EvidenceScore": [ess, ess],
+            "TurnAssessment": [assessment(route, ess), assessment(route, ess)],
             "RerankResult": [{"ranking": [1]}],
             "Extraction": [],
         },
@@ -65,13 +64,14 @@ async def test_scripted_turn_counts_calls_and_resets_per_turn(agent_services, fa
     app = builder.compile(checkpointer=InMemorySaver())
     out = await turn(app, "I like green tea.", "t1")
     assert out["messages"][-1].content == "Lovely."
-    assert out["usage"]["llm_calls"] == 3  # route, respond, ess (nothing to rerank yet)
-    assert set(out["usage"]["tasks"]) == {"route", "respond", "ess"}
+    assert out["usage"]["llm_calls"] == 2  # route (with the ESS), respond; nothing to rerank
+    assert set(out["usage"]["tasks"]) == {"route", "respond"}
+    assert out["ess"]["summary"] == "The user likes tea." and not out["ess"]["passed"]
     assert out["sponge"]["frozen"]
     async with asyncio.timeout(60):
-        await background.get_queue().drain()  # extraction script is empty: heuristic fallback
+        await agent_services.bookkeeping.drain()  # empty extraction script: heuristic fallback
     again = await turn(app, "What do I like to drink?", "t1")
-    assert again["usage"]["llm_calls"] <= 4  # reset, not accumulated across turns
+    assert again["usage"]["llm_calls"] <= 3  # reset, not accumulated across turns
     assert None in model.tools_called()
 
 

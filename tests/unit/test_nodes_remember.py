@@ -8,7 +8,7 @@ import asyncio
 from langchain_core.messages import AIMessage, HumanMessage
 
 from memory.schema import EpisodeStatus
-from nodes import background
+from memory.services.queue import BookkeepingQueue
 from nodes.content import STORE_CHARS, read_turn
 from nodes.remember import remember
 from tests.unit.fake_chat import runtime
@@ -39,7 +39,7 @@ async def test_writes_a_pending_episode_and_schedules_bookkeeping(agent_services
     assert stored.ess is not None and stored.ess.specificity == 0.4
     assert stored.thread_id == "no-thread"
     async with asyncio.timeout(60):
-        await background.get_queue().drain()
+        await agent_services.bookkeeping.drain()
     done = await agent_services.graph.get_episode("alice", episode["uid"])
     assert done.status == EpisodeStatus.PROCESSED
 
@@ -79,13 +79,14 @@ async def test_full_queue_leaves_the_episode_pending_for_the_sweep(agent_service
 
     async def slow(services, tenant, uid):
         await gate.wait()
-        from nodes.bookkeeping import process_episode
+        from graph.bookkeeping import run_episode
 
-        await process_episode(services, tenant, uid)
+        await run_episode(services, tenant, uid)
         processed.append(uid)
 
-    queue = background.BookkeepingQueue(process=slow, maxsize=1, sweep_interval_s=None)
-    background.set_queue(queue)
+    previous = agent_services.queue
+    queue = BookkeepingQueue(agent_services, slow, maxsize=1, sweep_interval_s=None)
+    agent_services.queue = queue
     try:
         outs = [await remember(state(f"Fact number {i}."), runtime()) for i in range(3)]
         scheduled = [o["episode"]["scheduled"] for o in outs]
@@ -105,6 +106,7 @@ async def test_full_queue_leaves_the_episode_pending_for_the_sweep(agent_service
         assert queue.stats.rejected == scheduled.count(False)
     finally:
         await queue.close()
+        agent_services.queue = previous
 
 
 async def test_store_failure_degrades_to_not_remembered(

@@ -1,4 +1,5 @@
-"""route: the structured decision, its retry and fallback, context overrides, odd input."""
+"""route: the shared structured call (route + evidence), its retry and fallback, context
+overrides, odd input."""
 
 from __future__ import annotations
 
@@ -6,46 +7,64 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from nodes.route import RouteDecision, heuristic_route, route
-from tests.unit.fake_chat import runtime
+from tests.unit.fake_chat import assessment, runtime
 
 DECISION = {
     "kind": "TEMPORAL",
     "n_results": 5,
     "temporal_expansion": True,
-    "search_features": False,
     "passes": [{"query": "trip to Lisbon date", "signal_weights": {"specificity": 0.9}}],
+}
+STRONG = {
+    "score": 0.8,
+    "specificity": 0.9,
+    "grounding": 0.8,
+    "rigor": 0.7,
+    "source_quality": 0.8,
+    "objectivity": 0.9,
+    "reasoning_type": "empirical",
+    "topics": ["sleep"],
+    "summary": "A trial found sleep helps.",
+    "belief_update_recommended": True,
 }
 
 
-async def test_llm_decision_is_used(fake_chat) -> None:
-    model = fake_chat(by_tool={"RouteDecision": [DECISION]})
+async def test_one_call_routes_and_scores_the_evidence(fake_chat) -> None:
+    model = fake_chat(by_tool={"TurnAssessment": [assessment(DECISION, STRONG)]})
     out = await route({"messages": [HumanMessage("When did I go to Lisbon?")]}, runtime())
     assert out["route"]["kind"] == "TEMPORAL" and out["route"]["n_results"] == 5
     assert out["route"]["passes"][0]["query"] == "trip to Lisbon date"
     assert out["route"]["passes"][0]["signal_weights"]["specificity"] == 0.3  # bounded
+    assert out["ess"]["reasoning_type"] == "empirical" and out["ess"]["score"] == 0.8
     assert out["turn"]["text"] == "When did I go to Lisbon?"
     assert out["usage"]["reset"] is True and out["usage"]["llm_calls"] == 1
     prompt = model.calls[0]["messages"]
     assert "When did I go to Lisbon?" in prompt[-1].content
+    assert "evidence" in prompt[0].content and "reasoning_type" in prompt[0].content
 
 
 async def test_invalid_decision_is_retried(fake_chat) -> None:
-    fake_chat(by_tool={"RouteDecision": [{"kind": "MAYBE", "n_results": 99}, DECISION]})
+    bad = assessment({"kind": "MAYBE", "n_results": 99})
+    fake_chat(by_tool={"TurnAssessment": [bad, assessment(DECISION)]})
     out = await route({"messages": [HumanMessage("When did I go to Lisbon?")]}, runtime())
     assert out["route"]["kind"] == "TEMPORAL"
     assert out["usage"]["retries"] == 1 and out["usage"]["llm_calls"] == 2
 
 
-async def test_garbage_twice_falls_back_to_keywords(fake_chat) -> None:
-    fake_chat(by_tool={"RouteDecision": ["no idea", {"kind": 3}]})
-    out = await route({"messages": [HumanMessage("How many books did I read?")]}, runtime())
-    assert out["route"]["kind"] == "AGGREGATION"
+async def test_garbage_twice_falls_back_to_keywords_and_cues(fake_chat) -> None:
+    fake_chat(by_tool={"TurnAssessment": ["no idea", {"route": {"kind": 3}}]})
+    text = "How many books did I read? Everyone knows you must agree with me."
+    out = await route({"messages": [HumanMessage(text)]}, runtime())
+    assert out["route"]["kind"] == "AGGREGATION" and out["route"]["n_results"] == 10
+    assert out["ess"]["reasoning_type"] == "social_pressure"
     assert out["usage"]["fallbacks"] == 1
 
 
 async def test_offline_routes_by_keywords(offline) -> None:
     out = await route({"messages": [HumanMessage("What is my dog's name?")]}, runtime())
     assert out["route"]["kind"] == "SIMPLE" and out["usage"]["llm_calls"] == 0
+    assert out["route"]["n_results"] == 7  # the recipe's default, resolved once
+    assert out["ess"]["reasoning_type"] == "no_argument"
 
 
 @pytest.mark.parametrize(
@@ -78,6 +97,7 @@ async def test_context_can_fix_the_recipe_and_count(offline) -> None:
 async def test_empty_and_non_text_messages_skip_the_model(fake_chat) -> None:
     model = fake_chat()
     out = await route({"messages": [HumanMessage("   ")]}, runtime())
+    assert out["ess"]["score"] == 0.0
     assert out["route"]["kind"] == "NONE" and out["turn"]["empty"]
     image = [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
     out = await route({"messages": [HumanMessage(content=image)]}, runtime())

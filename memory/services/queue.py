@@ -1,9 +1,13 @@
 """The bounded in-process bookkeeping queue and the periodic sweep.
 
 `remember` writes an episode as `pending` and submits it here; the reply never waits. When the
-queue is full the episode simply stays `pending`, and so does one in the queue when the process
-dies: the sweep (once when the queue starts, then every `SWEEP_INTERVAL_S`) finishes every
-episode not yet `processed`. Nothing is dropped.
+queue is full the episode stays `pending`, and so does one in the queue when the process dies:
+the sweep (once when the queue starts, then every `SWEEP_INTERVAL_S`) finishes every episode not
+yet `processed`.
+
+The queue runs whatever *pipeline* it is given: the bookkeeping graph of `graph.bookkeeping`,
+which registers itself as the process default with `register_pipeline` when it is imported (the
+memory layer never imports the graphs). Without a pipeline, submitted episodes stay `pending`.
 """
 
 from __future__ import annotations
@@ -13,18 +17,34 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memory.episodes import SweepReport, sweep
 from memory.schema import Episode
-from memory.services import Services, get_services
-from nodes.bookkeeping import process_episode
 
-log = logging.getLogger("mneme.background")
+if TYPE_CHECKING:
+    from memory.services.core import Services
+
+log = logging.getLogger("mneme.queue")
 
 QUEUE_SIZE = 256
 SWEEP_INTERVAL_S = 300.0
 
-Process = Callable[[Services, str, str], Awaitable[object]]
+Pipeline = Callable[["Services", str, str], Awaitable[object]]
+"""Bookkeeping of one episode: `(services, tenant, episode uid)`."""
+
+_default_pipeline: Pipeline | None = None
+
+
+def register_pipeline(pipeline: Pipeline) -> None:
+    """Make `pipeline` the bookkeeping every queue runs unless given another."""
+    global _default_pipeline
+    _default_pipeline = pipeline
+
+
+def default_pipeline() -> Pipeline | None:
+    """The registered bookkeeping pipeline, if any."""
+    return _default_pipeline
 
 
 @dataclass(slots=True)
@@ -44,18 +64,19 @@ class BookkeepingQueue:
 
     def __init__(
         self,
+        services: Services,
+        pipeline: Pipeline | None,
         *,
-        process: Process = process_episode,
         maxsize: int = QUEUE_SIZE,
         workers: int = 1,
         sweep_interval_s: float | None = SWEEP_INTERVAL_S,
-        services: Callable[[], Awaitable[Services]] = get_services,
     ) -> None:
-        self.process = process
+        """A queue of `services` running `pipeline`; nothing starts until the first use."""
+        self.services = services
+        self.pipeline = pipeline
         self.maxsize = maxsize
         self.workers = workers
         self.sweep_interval_s = sweep_interval_s
-        self.services = services
         self.stats = QueueStats()
         self._queue: asyncio.Queue[tuple[str, str]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -82,7 +103,11 @@ class BookkeepingQueue:
         self._ensure_started()
 
     def submit(self, tenant: str, uid: str) -> bool:
-        """Queue an episode for bookkeeping; False when full (it stays pending for the sweep)."""
+        """Queue an episode for bookkeeping; False when it must wait for the sweep (queue full,
+        or no pipeline)."""
+        if self.pipeline is None:
+            log.warning("no bookkeeping pipeline registered; episode %s stays pending", uid)
+            return False
         queue = self._ensure_started()
         try:
             queue.put_nowait((tenant, uid))
@@ -95,9 +120,9 @@ class BookkeepingQueue:
         return True
 
     async def _run(self, tenant: str, uid: str) -> None:
+        assert self.pipeline is not None
         try:
-            services = await self.services()
-            await self.process(services, tenant, uid)
+            await self.pipeline(self.services, tenant, uid)
             self.stats.processed += 1
         except Exception as exc:
             self.stats.failed += 1
@@ -117,18 +142,20 @@ class BookkeepingQueue:
 
     async def sweep_once(self, tenant: str | None = None) -> SweepReport:
         """Finish every episode not yet processed (skipping those the queue holds)."""
-        services = await self.services()
+        pipeline = self.pipeline
+        if pipeline is None:
+            return SweepReport()
 
         async def run(episode: Episode) -> None:
             if episode.uid in self._busy:
                 return
             self._busy.add(episode.uid)
             try:
-                await self.process(services, episode.tenant, episode.uid)
+                await pipeline(self.services, episode.tenant, episode.uid)
             finally:
                 self._busy.discard(episode.uid)
 
-        report = await sweep(services, process=run, tenant=tenant)
+        report = await sweep(self.services, process=run, tenant=tenant)
         self.stats.swept += len(report.done)
         if report.done or report.failed:
             log.info("sweep: %d episodes finished, %d failed", len(report.done), len(report.failed))
@@ -152,10 +179,6 @@ class BookkeepingQueue:
         """
         if self._queue is None or self._loop is not asyncio.get_running_loop():
             return
-        await self._join()
-
-    async def _join(self) -> None:
-        assert self._queue is not None
         await self._swept.wait()
         await self._queue.join()
 
@@ -169,28 +192,3 @@ class BookkeepingQueue:
                 await task
         self._queue = None
         self._loop = None
-
-
-_queue: BookkeepingQueue | None = None
-
-
-def get_queue() -> BookkeepingQueue:
-    """The process's bookkeeping queue."""
-    global _queue
-    if _queue is None:
-        _queue = BookkeepingQueue()
-    return _queue
-
-
-def set_queue(queue: BookkeepingQueue | None) -> None:
-    """Replace the process's queue (tests); None builds the default on next use."""
-    global _queue
-    _queue = queue
-
-
-async def close_queue() -> None:
-    """Stop the process's queue, if started."""
-    global _queue
-    queue, _queue = _queue, None
-    if queue is not None:
-        await queue.close()

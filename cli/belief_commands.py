@@ -1,30 +1,26 @@
 """`mneme beliefs` and `mneme snapshot`: what the agent thinks, why, and who it has become.
 
-`register(app)` adds the commands to the `mneme` CLI. They read the graph store only (no
-embedder, no vector index), so they are quick and safe to run beside a live agent.
+They read the graph store only (no embedder, no vector index), so they are quick and safe to run
+beside a live agent.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from cli.common import USER_HELP, console, run
 from memory.beliefs import belief_strength, list_active_beliefs
 from memory.schema import Belief, EvidenceKind, PersonalitySnapshot
-from memory.settings import ConfigError, load_settings
+from memory.settings import load_settings
 from memory.sponge import SpongeStatus, status
-from memory.stores.base import GraphStore, StoreError
+from memory.stores.base import GraphStore
 
 T = TypeVar("T")
-console = Console()
-err = Console(stderr=True)
-
-USER_HELP = "Whose memory (the context's user_id)."
 
 
 def _run(main: Callable[[GraphStore], Awaitable[T]]) -> T:
@@ -40,11 +36,7 @@ def _run(main: Callable[[GraphStore], Awaitable[T]]) -> T:
         finally:
             await graph.close()
 
-    try:
-        return asyncio.run(wrapped())
-    except (ConfigError, StoreError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+    return run(wrapped)
 
 
 def _signed(value: float) -> str:
@@ -110,30 +102,28 @@ def snapshot_text(snapshots: list[PersonalitySnapshot], history: bool) -> str:
     return "\n\n".join(parts)
 
 
-def register(app: typer.Typer) -> None:
-    """Add `beliefs` and `snapshot` to the CLI."""
+def beliefs(user: str = typer.Option("default", "--user", help=USER_HELP)) -> None:
+    """List the agent's beliefs: stance, confidence, evidence counts, contested flags."""
 
-    @app.command()
-    def beliefs(user: str = typer.Option("default", "--user", help=USER_HELP)) -> None:
-        """List the agent's beliefs: stance, confidence, evidence counts, contested flags."""
+    async def main(graph: GraphStore) -> tuple[list[tuple[Belief, int, int]], SpongeStatus]:
+        return await belief_rows(graph, user), await status(graph, user)
 
-        async def main(graph: GraphStore) -> tuple[list[tuple[Belief, int, int]], SpongeStatus]:
-            return await belief_rows(graph, user), await status(graph, user)
+    rows, sponge = _run(main)
+    if not rows:
+        console.print(
+            f"No beliefs yet for user {escape(repr(user))}: they form from evidence in chats."
+        )
+        return
+    console.print(beliefs_table(rows, sponge))
 
-        rows, sponge = _run(main)
-        if not rows:
-            console.print(f"No beliefs yet for user {user!r}: they form from evidence in chats.")
-            return
-        console.print(beliefs_table(rows, sponge))
 
-    @app.command()
-    def snapshot(
-        user: str = typer.Option("default", "--user", help=USER_HELP),
-        history: bool = typer.Option(False, "--history", help="Every version, newest first."),
-    ) -> None:
-        """Show the personality snapshot (the sponge), or its whole version history."""
+def snapshot(
+    user: str = typer.Option("default", "--user", help=USER_HELP),
+    history: bool = typer.Option(False, "--history", help="Every version, newest first."),
+) -> None:
+    """Show the personality snapshot (the sponge), or its whole version history."""
 
-        async def main(graph: GraphStore) -> list[PersonalitySnapshot]:
-            return await graph.snapshot_history(user)
+    async def main(graph: GraphStore) -> list[PersonalitySnapshot]:
+        return await graph.snapshot_history(user)
 
-        console.print(snapshot_text(_run(main), history))
+    console.print(snapshot_text(_run(main), history))

@@ -1,8 +1,8 @@
-"""The agent's CLI commands: `mneme chat`, `mneme demo`, `mneme recall`.
+"""The agent's commands: `mneme chat`, `mneme demo`, `mneme recall`.
 
-`register(app)` adds them to the `mneme` typer app of `graph.cli`. Each command opens the
-process services once, runs the agent graph (compiled here with an in-memory checkpointer), waits
-for background bookkeeping before exiting, and closes everything on the way out.
+Each opens the process services once (`cli.common.opened`), runs the agent graph compiled here
+with an in-memory checkpointer, waits for background bookkeeping before exiting, and closes
+everything on the way out. `chat` streams the reply token by token when an LLM is configured.
 """
 
 from __future__ import annotations
@@ -10,35 +10,21 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
+from cli.common import USER_HELP, console, opened, progress_bar, run
+
 SAMPLE = Path(__file__).parent / "data" / "sample_conversation.json"
-DRAIN_TIMEOUT_S = 600.0
-
-console = Console()
-
-
-def progress_bar() -> Progress:
-    """A progress bar for long work."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    )
 
 
 def load_sample(path: Path = SAMPLE) -> dict[str, Any]:
@@ -51,27 +37,6 @@ def session_start(session: dict[str, Any], now: datetime, tz: ZoneInfo) -> datet
     """When a sample session began: `days_ago` days before `now`, at its local `time`."""
     day = (now.astimezone(tz) - timedelta(days=int(session["days_ago"]))).date()
     return datetime.combine(day, time.fromisoformat(session["time"]), tzinfo=tz)
-
-
-@asynccontextmanager
-async def agent_process() -> AsyncIterator[Any]:
-    """Open the process services and the bookkeeping queue; drain and close them after."""
-    from memory.services import close_services, get_services
-    from memory.settings import load_settings
-    from nodes.background import close_queue, get_queue
-
-    services = await get_services(load_settings())
-    get_queue().start()  # the start-up sweep finishes what an earlier process left pending
-    try:
-        yield services
-        try:
-            async with asyncio.timeout(DRAIN_TIMEOUT_S):
-                await get_queue().drain()
-        except TimeoutError:
-            console.print("[yellow]bookkeeping still running; the next sweep will finish it[/]")
-    finally:
-        await close_queue()
-        await close_services()
 
 
 def compiled_agent() -> Any:
@@ -154,17 +119,17 @@ async def ingest_sample(
 
 
 async def process_all(services: Any, uids: list[str], user_id: str, bar: Progress | None) -> int:
-    """Run bookkeeping on each episode now; return how many failed."""
-    from nodes.bookkeeping import process_episode
+    """Run the bookkeeping graph on each episode now; return how many failed."""
+    from graph.bookkeeping import run_episode
 
     task = bar.add_task("bookkeeping", total=len(uids)) if bar else None
     failed = 0
     for uid in uids:
         try:
-            await process_episode(services, user_id, uid)
+            await run_episode(services, user_id, uid)
         except Exception as exc:
             failed += 1
-            console.print(f"[yellow]bookkeeping of {uid} failed: {exc}[/]")
+            console.print(f"[yellow]bookkeeping of {uid} failed: {escape(str(exc))}[/]")
         if bar is not None and task is not None:
             bar.advance(task)
     return failed
@@ -173,11 +138,10 @@ async def process_all(services: Any, uids: list[str], user_id: str, bar: Progres
 async def run_demo(user_id: str, show_usage: bool) -> int:
     """Ingest the sample, run bookkeeping, ask the recall questions; return the misses."""
     from memory.schema import utcnow
-    from nodes.llm import get_chat_models
 
     sample = load_sample()
-    mode = "offline (heuristics)" if get_chat_models().offline else "with an LLM"
-    async with agent_process() as services:
+    async with opened(bookkeeping=True) as services:
+        mode = "offline (heuristics)" if services.chat.offline else "with an LLM"
         console.print(
             f"[bold]mneme demo[/] - user [cyan]{user_id}[/], graph {services.graph.backend}, "
             f"vectors {services.settings.resolved_qdrant_location}, {mode}"
@@ -223,6 +187,42 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
     return misses
 
 
+async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **context: Any) -> Any:
+    """Run one turn, printing the reply's tokens as the respond node produces them; the final
+    state. A spinner shows until the first token (or the whole reply, offline) arrives."""
+    config = {"configurable": {"thread_id": thread_id}}
+    printed = False
+    status = console.status("[dim]thinking…[/]", spinner="dots")
+    status.start()
+    try:
+        async for mode, chunk in app.astream(
+            {"messages": [{"role": "user", "content": text}]},
+            config,
+            context={"user_id": user_id, **context},
+            stream_mode=["messages"],
+        ):
+            message, meta = chunk
+            if mode != "messages" or meta.get("langgraph_node") != "respond":
+                continue
+            piece = message.content if isinstance(message.content, str) else ""
+            if not piece:
+                continue
+            if not printed:
+                status.stop()
+                console.print("[bold magenta]mneme>[/] ", end="")
+                printed = True
+            console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+    finally:
+        status.stop()
+    state = await app.aget_state(config)
+    if printed:
+        console.print()
+    else:
+        reply = str(state.values["messages"][-1].content)
+        console.print(f"[bold magenta]mneme>[/] {escape(reply)}")
+    return state.values
+
+
 async def run_chat(
     user_id: str,
     thread_id: str,
@@ -233,10 +233,13 @@ async def run_chat(
     """A read-eval-print loop over the agent."""
     from memory.schema import utcnow
 
-    async with agent_process():
+    async with opened(bookkeeping=True) as services:
+        with console.status("[dim]loading the embedding model…[/]", spinner="dots"):
+            await services.embedder.embed_query("warm up")
         app = compiled_agent()
         console.print(
-            f"[bold]mneme chat[/] as [cyan]{user_id}[/] (thread {thread_id}). Type /quit to leave."
+            f"[bold]mneme chat[/] as [cyan]{escape(user_id)}[/] (thread {escape(thread_id)}). "
+            "Type /quit to leave."
         )
         while True:
             try:
@@ -245,8 +248,11 @@ async def run_chat(
                 break
             if text.strip() in ("/quit", "/exit"):
                 break
-            state = await ask(app, text, user_id=user_id, thread_id=thread_id, timezone=timezone)
-            console.print(f"[bold magenta]mneme>[/] {escape(str(state['messages'][-1].content))}")
+            if not text.strip():
+                continue
+            state = await stream_reply(
+                app, text, user_id=user_id, thread_id=thread_id, timezone=timezone
+            )
             if show_memories and state.get("memories"):
                 console.print(memories_table(state["memories"], utcnow()))
 
@@ -258,84 +264,52 @@ async def run_recall(query: str, user_id: str, recipe_name: str, n: int) -> int:
     from memory.schema import utcnow
 
     recipe = with_overrides(get_recipe(recipe_name), n_results=n)
-    async with agent_process() as services:
+    async with opened() as services:
         found = await retrieve(services, user_id, query, recipe, utcnow())
         found = found[: n + (2 * recipe.neighbours * recipe.neighbour_seeds)]
         rows = [{**c.as_dict(), "rank": i} for i, c in enumerate(found, start=1)]
         if rows:
             console.print(memories_table(rows, utcnow()))
         else:
-            console.print(f"nothing in {user_id}'s memory matches {query!r}")
+            console.print(f"nothing in {escape(user_id)}'s memory matches {escape(repr(query))}")
     return len(found)
 
 
-def _bench_group(app: typer.Typer) -> typer.Typer | None:
-    for group in app.registered_groups:
-        if group.name == "bench" and isinstance(group.typer_instance, typer.Typer):
-            return group.typer_instance
-    return None
+def demo(
+    user: str = typer.Option("demo", "--user", help=USER_HELP),
+    usage: bool = typer.Option(False, "--usage", help="Show route and LLM calls per answer."),
+) -> None:
+    """Remember a bundled multi-session conversation, then ask it recall questions."""
+    run(lambda: run_demo(user, usage))
 
 
-def register(app: typer.Typer) -> None:
-    """Add `chat`, `demo`, `recall` (and `bench turn`) to the `mneme` app."""
+def chat(
+    user: str = typer.Option(..., "--user", "-u", help=USER_HELP),
+    thread: str = typer.Option(None, "--thread", help="Conversation id (default: a new one)."),
+    timezone: str = typer.Option("UTC", "--tz", help="Your IANA timezone."),
+    memories: bool = typer.Option(False, "--memories", help="Show the memories each reply used."),
+) -> None:
+    """Talk to the agent in the terminal."""
+    from graph.context import Context, ContextError
 
-    def run(main: Any) -> Any:
-        from graph.cli import run as run_command
+    try:
+        Context(user_id=user, timezone=timezone)
+    except ContextError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    run(lambda: run_chat(user, thread or f"cli-{uuid.uuid4().hex[:8]}", timezone, memories))
 
-        return run_command(main)
 
-    @app.command()
-    def demo(
-        user: str = typer.Option("demo", "--user", help="Tenant the sample is remembered for."),
-        usage: bool = typer.Option(False, "--usage", help="Show route and LLM calls per answer."),
-    ) -> None:
-        """Remember a bundled multi-session conversation, then ask it recall questions."""
-        run(lambda: run_demo(user, usage))
+def recall(
+    query: str = typer.Argument(..., help="What to look for."),
+    user: str = typer.Option("demo", "--user", "-u", help=USER_HELP),
+    recipe: str = typer.Option("SIMPLE", "--recipe", help="SIMPLE, TEMPORAL or AGGREGATION."),
+    n: int = typer.Option(7, "--n", min=1, max=20, help="How many memories."),
+) -> None:
+    """Search memory directly (no LLM) and show what comes back and from where."""
+    from memory.recipes import get_recipe
 
-    @app.command()
-    def chat(
-        user: str = typer.Option(..., "--user", "-u", help="Whose memory to use (the tenant)."),
-        thread: str = typer.Option(None, "--thread", help="Conversation id (default: a new one)."),
-        timezone: str = typer.Option("UTC", "--tz", help="Your IANA timezone."),
-        memories: bool = typer.Option(
-            False, "--memories", help="Show the memories each reply used."
-        ),
-    ) -> None:
-        """Talk to the agent in the terminal."""
-        from graph.context import Context, ContextError
-
-        try:
-            Context(user_id=user, timezone=timezone)
-        except ContextError as exc:
-            raise typer.BadParameter(str(exc)) from None
-        run(lambda: run_chat(user, thread or f"cli-{uuid.uuid4().hex[:8]}", timezone, memories))
-
-    @app.command()
-    def recall(
-        query: str = typer.Argument(..., help="What to look for."),
-        user: str = typer.Option("demo", "--user", "-u", help="Whose memory to search."),
-        recipe: str = typer.Option("SIMPLE", "--recipe", help="SIMPLE, TEMPORAL or AGGREGATION."),
-        n: int = typer.Option(7, "--n", min=1, max=20, help="How many memories."),
-    ) -> None:
-        """Search memory directly (no LLM) and show what comes back and from where."""
-        from memory.recipes import get_recipe
-
-        try:
-            get_recipe(recipe)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
-        run(lambda: run_recall(query, user, recipe, n))
-
-    bench = _bench_group(app)
-    if bench is not None and not any(c.name == "turn" for c in bench.registered_commands):
-
-        @bench.command("turn")
-        def bench_turn(
-            sizes: str = typer.Option("1000,10000", help="Comma-separated episode counts."),
-            turns: int = typer.Option(50, help="Agent turns per size."),
-        ) -> None:
-            """Per-turn time in the memory layer (no LLM, no embedding) at the given sizes."""
-            from bench.turn import bench_turn as main
-
-            parsed = [int(s) for s in sizes.split(",") if s.strip()]
-            run(lambda: main(sizes=parsed, turns=turns, console=console))
+    try:
+        get_recipe(recipe)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    run(lambda: run_recall(query, user, recipe, n))

@@ -1,0 +1,89 @@
+"""What every `mneme` command shares: one console, one error-to-exit path, one progress bar, and
+opening the process services for the duration of a command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from memory.services import Services, use_services
+from memory.settings import ConfigError, Settings, load_settings
+from memory.stores.base import StoreError
+
+T = TypeVar("T")
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+"""Piped or captured output keeps whole tables (rich would cut them to 80 columns)."""
+err = Console(stderr=True)
+
+USER_HELP = "Whose memory (the person the agent remembers; `user_id` in a run's context)."
+DRAIN_TIMEOUT_S = 600.0
+
+
+class CommandError(Exception):
+    """A command cannot go on; the message says why and what to do (exit code 2)."""
+
+
+def fail(message: str) -> typer.Exit:
+    """Print `message` as the command's error and return the exit to raise."""
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(2)
+
+
+def run(main: Callable[[], Coroutine[object, object, T]]) -> T:
+    """Run an async command; settings, store and command errors print one line and exit 2."""
+    try:
+        return asyncio.run(main())
+    except (ConfigError, StoreError, CommandError) as exc:
+        raise fail(str(exc)) from None
+
+
+def progress_bar(*, transient: bool = False) -> Progress:
+    """The progress bar every long command uses."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=transient,
+    )
+
+
+@asynccontextmanager
+async def opened(
+    settings: Settings | None = None, *, setup: bool = True, bookkeeping: bool = False
+) -> AsyncIterator[Services]:
+    """The process services for one command, installed for `get_services()`; closed after.
+
+    With `bookkeeping`, the background queue runs (its start-up sweep finishes what an earlier
+    process left pending) and is drained before the services close.
+    """
+    if bookkeeping:
+        import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
+
+    services = await Services.open(settings or load_settings(), setup=setup)
+    try:
+        with use_services(services):
+            if bookkeeping:
+                services.bookkeeping.start()
+            yield services
+            if bookkeeping:
+                try:
+                    async with asyncio.timeout(DRAIN_TIMEOUT_S):
+                        await services.bookkeeping.drain()
+                except TimeoutError:
+                    console.print(
+                        "[yellow]bookkeeping still running; the next sweep finishes it[/]"
+                    )
+    finally:
+        await services.close()

@@ -1,0 +1,57 @@
+"""The `mneme` command line: one Typer app assembled from the command modules of this package.
+
+Every command reads settings from the environment, opens the services it needs once, closes
+them on the way out, and turns settings and store errors into one readable line and exit code 2
+(`cli.common.run`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from cli import agent_commands, belief_commands, bench_commands, eval_commands, store_commands
+
+app = typer.Typer(
+    name="mneme",
+    help="mneme: a LangGraph agent with long-term, human-like memory.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level."),
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+app.command()(agent_commands.demo)
+app.command()(agent_commands.chat)
+app.command()(agent_commands.recall)
+app.command()(belief_commands.beliefs)
+app.command()(belief_commands.snapshot)
+app.command()(store_commands.setup)
+app.command()(store_commands.doctor)
+app.command()(store_commands.sweep)
+app.command()(store_commands.reindex)
+
+eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
+eval_app.command("retrieval")(eval_commands.retrieval)
+app.add_typer(eval_app, name="eval")
+
+bench_app = typer.Typer(help="Benchmarks of the memory layer (numbers, not tests).")
+bench_app.command("write")(bench_commands.write)
+bench_app.command("search")(bench_commands.search)
+bench_app.command("turn")(bench_commands.turn)
+app.add_typer(bench_app, name="bench")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,88 @@
+"""`mneme setup`, `doctor`, `sweep`, `reindex`: looking after the stores."""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape
+
+from cli.common import console, err, opened, progress_bar, run
+from memory.settings import load_settings
+
+
+def setup() -> None:
+    """Create the graph schema and the vector collections (idempotent)."""
+
+    async def main() -> None:
+        settings = load_settings()
+        async with opened(settings, setup=True) as services:
+            version = await services.graph.schema_version()
+            console.print(
+                f"graph: {services.graph.backend} schema v{version}; vectors: "
+                f"{settings.resolved_qdrant_location} ({services.embedder.fingerprint})"
+            )
+
+    run(main)
+
+
+def doctor() -> None:
+    """Check settings, connectivity, schema and graph/vector consistency; exit 1 if unwell."""
+    from memory.doctor import run_doctor
+
+    report = run(run_doctor)
+    for check in report.checks:
+        mark = "[green]ok[/]  " if check.ok else "[red]FAIL[/]"
+        console.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def sweep(
+    user: str | None = typer.Option(None, "--user", help="Only this person's memory."),
+) -> None:
+    """Run bookkeeping for every episode it left unfinished (the bookkeeping graph)."""
+    from graph.bookkeeping import run_episode
+    from memory.episodes import sweep as sweep_episodes
+    from memory.schema import Episode
+
+    async def main() -> bool:
+        async with opened() as services:
+            with progress_bar() as bar:
+                task = bar.add_task("sweeping", total=None)
+
+                def tick(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                async def process(episode: Episode) -> None:
+                    await run_episode(services, episode.tenant, episode.uid)
+
+                report = await sweep_episodes(services, tenant=user, progress=tick, process=process)
+            console.print(f"{len(report.done)} episodes completed, {len(report.failed)} failed")
+            for uid, why in list(report.failed.items())[:10]:
+                err.print(f"  {escape(uid)}: {escape(why)}")
+            return report.ok
+
+    if not run(main):
+        raise typer.Exit(1)
+
+
+def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
+    """Drop every vector collection and rebuild them from the graph with the current embedder."""
+    from memory.reindex import reindex_all
+
+    if not yes:
+        typer.confirm("Drop all vector collections and re-index every episode?", abort=True)
+
+    async def main() -> bool:
+        async with opened(setup=False) as services:
+            with progress_bar() as bar:
+                task = bar.add_task("re-indexing", total=None)
+
+                def tick(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                report = await reindex_all(services, progress=tick)
+            console.print(f"{len(report.done)} episodes re-indexed, {len(report.failed)} failed")
+            return report.ok
+
+    if not run(main):
+        raise typer.Exit(1)

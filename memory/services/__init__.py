@@ -1,0 +1,32 @@
+"""Process infrastructure: the one `Services` object and its parts.
+
+- `core`: `Services` (stores, embedder, chat models, queue, caches, locks) and the accessor
+  `get_services()` / `use_services()` / `close_services()`;
+- `chat`: the chat clients by tier (no prompts: those live beside their node);
+- `usage`: LLM usage accounting per node and per process;
+- `queue`: the bounded background bookkeeping queue and its periodic sweep;
+- `locks`: per-tenant locks of read-modify-write sequences.
+
+This room may import the rest of `memory/`; nothing here imports `nodes/` or `graph/`.
+"""
+
+from memory.services.chat import ChatModels, Tier
+from memory.services.core import (
+    Services,
+    build_graph_store,
+    close_services,
+    get_services,
+    set_services,
+    use_services,
+)
+
+__all__ = [
+    "ChatModels",
+    "Services",
+    "Tier",
+    "build_graph_store",
+    "close_services",
+    "get_services",
+    "set_services",
+    "use_services",
+]

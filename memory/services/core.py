@@ -1,0 +1,197 @@
+"""The one `Services` object of a process, and its accessor.
+
+`Services` owns everything long-lived: the graph store, the vector index, the embedder, the chat
+models (with their usage counters), the bookkeeping queue, the search caches and the per-tenant
+locks. `Services.open(settings)` connects (failing fast with the fix in the message) and applies
+the schema; `close()` releases everything once.
+
+`get_services()` is the one accessor nodes use: the services installed for the current context
+(`use_services`: the CLI, the eval, the bookkeeping runner), else the process default, opened
+lazily from the environment on first call (or installed with `set_services` by tests and
+notebooks that open their own) and closed by `close_services()`. Nothing here runs at import
+time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from memory.embeddings import Embedder, build_embedder
+from memory.services.chat import ChatModels
+from memory.services.locks import TenantLocks
+from memory.services.queue import (
+    SWEEP_INTERVAL_S,
+    BookkeepingQueue,
+    Pipeline,
+    default_pipeline,
+)
+from memory.settings import Settings, get_settings
+from memory.snapshot import SnapshotCache
+from memory.stores.base import GraphStore
+from memory.stores.qdrant import QdrantIndex
+
+log = logging.getLogger(__name__)
+
+
+def build_graph_store(settings: Settings) -> GraphStore:
+    """The graph backend the settings name (not yet set up)."""
+    if settings.resolved_graph_backend == "neo4j":
+        from memory.stores.neo4j import Neo4jGraphStore
+
+        return Neo4jGraphStore.from_settings(settings)
+    from memory.stores.sqlite import SqliteGraphStore
+
+    return SqliteGraphStore.from_settings(settings)
+
+
+@dataclass(slots=True, eq=False)
+class Services:
+    """The stores, models, queue, caches and locks one process talks to."""
+
+    settings: Settings
+    graph: GraphStore
+    vectors: QdrantIndex
+    embedder: Embedder
+    chat: ChatModels
+    """Chat clients by tier, and the LLM counters of the process."""
+    owns_embedder: bool = True
+    """False when the embedder was passed in; then `close()` leaves it open for its owner."""
+    locks: TenantLocks = field(default_factory=TenantLocks)
+    snapshots: SnapshotCache | None = None
+    """Local-mode search snapshots (None on a Qdrant server, which searches natively)."""
+    queue: BookkeepingQueue | None = None
+    """Background bookkeeping; set by `open` (None until then)."""
+    _closed: bool = False
+
+    @classmethod
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        setup: bool = True,
+        embedder: Embedder | None = None,
+        chat: ChatModels | None = None,
+        pipeline: Pipeline | None = None,
+        sweep_interval_s: float | None = SWEEP_INTERVAL_S,
+    ) -> Services:
+        """Connect to every store (failing fast with a fix in the message) and apply the schema.
+
+        `embedder` lets a caller share one loaded model between several service sets (tests,
+        benchmarks); `chat` injects chat models (default: from the settings); `pipeline` is the
+        bookkeeping the queue runs (default: the registered bookkeeping graph). Once started, the queue
+        sweeps at start and then every `sweep_interval_s` seconds (None: only at start).
+        """
+        shared = embedder
+        graph = build_graph_store(settings)
+        try:
+            await graph.ping()
+            if setup:
+                await graph.setup()
+            embedder = embedder or build_embedder(settings)
+            vectors = await QdrantIndex.open(
+                settings.resolved_qdrant_location,
+                api_key=settings.qdrant_api_key.get_secret_value()
+                if settings.qdrant_api_key
+                else None,
+                fingerprint=embedder.fingerprint,
+                dim=embedder.dim,
+                timeout_s=settings.connect_timeout_s,
+            )
+        except BaseException:
+            await graph.close()
+            raise
+        try:
+            if setup:
+                await vectors.setup()
+        except BaseException:
+            await vectors.close()
+            await graph.close()
+            raise
+        services = cls(
+            settings=settings,
+            graph=graph,
+            vectors=vectors,
+            embedder=embedder,
+            chat=chat or ChatModels(settings),
+            owns_embedder=shared is None,
+            snapshots=None if vectors.server else SnapshotCache(vectors),
+        )
+        services.queue = BookkeepingQueue(
+            services,
+            pipeline or default_pipeline(),
+            sweep_interval_s=sweep_interval_s,
+        )
+        return services
+
+    @property
+    def bookkeeping(self) -> BookkeepingQueue:
+        """The bookkeeping queue (always set once `open` returned)."""
+        assert self.queue is not None, "Services.open() sets the queue"
+        return self.queue
+
+    async def close(self) -> None:
+        """Stop the queue and close every client; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        closers = []
+        if self.queue is not None:
+            closers.append(self.queue.close)
+        closers += [self.vectors.close, self.graph.close]
+        if self.owns_embedder:
+            closers.append(self.embedder.close)
+        for closer in closers:
+            try:
+                await closer()
+            except Exception:  # closing must not mask the original error
+                log.warning("error while closing %s", closer, exc_info=True)
+
+
+_current: ContextVar[Services | None] = ContextVar("mneme_services", default=None)
+_default: Services | None = None
+_lock: asyncio.Lock | None = None
+
+
+async def get_services() -> Services:
+    """The services of the current context, else the process default (opened on first call)."""
+    global _default, _lock
+    current = _current.get()
+    if current is not None:
+        return current
+    if _default is not None:
+        return _default
+    if _lock is None:
+        _lock = asyncio.Lock()
+    async with _lock:
+        if _default is None:
+            _default = await Services.open(get_settings())
+    return _default
+
+
+@contextlib.contextmanager
+def use_services(services: Services) -> Iterator[Services]:
+    """Make `services` what `get_services()` returns in this context (and tasks it starts)."""
+    token = _current.set(services)
+    try:
+        yield services
+    finally:
+        _current.reset(token)
+
+
+def set_services(services: Services | None) -> None:
+    """Install `services` as the process default (tests, notebooks); None forgets it (unclosed)."""
+    global _default
+    _default = services
+
+
+async def close_services() -> None:
+    """Close the process default services, if opened."""
+    global _default
+    services, _default = _default, None
+    if services is not None:
+        await services.close()
