@@ -7,6 +7,7 @@ fresh tenant and deletes what it wrote. Reports p50/p95 of `remember` and episod
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 import time
@@ -32,6 +33,12 @@ def sample_turn(rng: random.Random) -> tuple[str, str]:
     user = " ".join(rng.choices(_WORDS, k=rng.randint(15, 40))).capitalize() + "."
     agent = " ".join(rng.choices(_WORDS, k=rng.randint(15, 40))).capitalize() + "."
     return user, agent
+
+
+def machine() -> str:
+    """The CPU count and load averages, printed with every timing (these machines are shared)."""
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
 def percentiles(samples_ms: list[float]) -> tuple[float, float]:
@@ -87,6 +94,6 @@ async def bench_write(*, n: int, index_n: int, console: Console) -> dict[str, fl
     console.print(
         f"graph={settings.resolved_graph_backend} embedder={settings.embedding_model}\n"
         f"remember: n={n} p50={p50:.2f} ms p95={p95:.2f} ms\n"
-        f"index_episode: n={min(index_n, len(uids))} {rate:.1f} episodes/s"
+        f"index_episode: n={min(index_n, len(uids))} {rate:.1f} episodes/s\n{machine()}"
     )
     return figures
