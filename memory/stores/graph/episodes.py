@@ -202,3 +202,13 @@ class EpisodeStore(ABC):
     @abstractmethod
     async def count_episodes(self, tenant: str) -> int:
         """Number of episodes of the tenant."""
+
+    async def recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        """The created_at of the tenant's `n` newest episodes, oldest first (read from an index)."""
+        if count("n", n) == 0:
+            return []
+        return (await self._recent_activity(tenant, n))[::-1]
+
+    @abstractmethod
+    async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        """The created_at of the `n` (at least 1) newest episodes, newest first, off an index."""

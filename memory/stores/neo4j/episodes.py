@@ -22,7 +22,7 @@ from memory.stores.neo4j.connection import (
     tx_run,
     with_bound,
 )
-from memory.stores.neo4j.props import field_props, from_props, to_props
+from memory.stores.neo4j.props import dt, field_props, from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
     "CREATE CONSTRAINT episode_uid IF NOT EXISTS FOR (n:Episode) REQUIRE n.uid IS UNIQUE",
@@ -155,6 +155,14 @@ SET e.salience = coalesce($salience, e.salience),
 """
 
 
+# The newest first, read backwards off the (tenant, created_at) index: ORDER BY starts with
+# e.tenant so the planner takes the index order and stops after $n entries.
+Q_RECENT = (
+    _TENANT_EPISODES
+    + " RETURN e.created_at AS at ORDER BY e.tenant DESC, e.created_at DESC LIMIT $n"
+)
+
+
 def episode_of(props: dict[str, Any]) -> Episode:
     """An episode node's properties as a record."""
     return from_props(Episode, props)
@@ -280,3 +288,7 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
         """Number of episodes of the tenant."""
         rows = await self._read(f"{_TENANT_EPISODES} RETURN count(e) AS n", tenant=tenant)
         return int(rows[0]["n"])
+
+    async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        rows = await self._read(Q_RECENT, tenant=tenant, n=n)
+        return [dt(row["at"]) for row in rows]

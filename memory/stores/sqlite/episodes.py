@@ -13,7 +13,7 @@ from memory.schema import ESS, Episode, EpisodeStatus, Neighbour
 from memory.stores.errors import uid_taken
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
-from memory.stores.sqlite.rows import encode, from_row, insert_sql, json_list, to_row, ts
+from memory.stores.sqlite.rows import dt, encode, from_row, insert_sql, json_list, to_row, ts
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS episodes (
@@ -48,6 +48,11 @@ DDL: tuple[str, ...] = (
 Q_EPISODE = "SELECT * FROM episodes WHERE uid = ? AND tenant = ?"
 _INSERT = insert_sql("episodes", Episode)
 _LINK = "INSERT INTO temporal_next (tenant, src, dst) VALUES (?, ?, ?)"
+
+Q_RECENT = (
+    "SELECT created_at FROM episodes WHERE tenant = ? ORDER BY created_at DESC, uid DESC LIMIT ?"
+)
+"""The newest episodes' times, read backwards off the (tenant, created_at, uid) index."""
 
 _NEIGHBOURS = """
 WITH RECURSIVE
@@ -232,3 +237,6 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
         """Number of episodes of the tenant."""
         rows = await self._fetch("SELECT COUNT(*) FROM episodes WHERE tenant = ?", (tenant,))
         return int(rows[0][0])
+
+    async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        return [dt(r[0]) for r in await self._fetch(Q_RECENT, (tenant, n))]
