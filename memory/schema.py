@@ -1,8 +1,10 @@
-"""The one canonical schema: record types, enums, graph constraints and vector collections.
+"""The one canonical schema: record types, enums, ids and normalisation, vector collections.
 
-Both graph backends and the vector index take their definitions from here, so that a field or an
-index exists in one place. This module holds data only: applying it is the explicit, idempotent
-`setup()` of each store.
+Both graph backends and the vector index take their definitions from here, so that a field exists
+in one place: the backends map every record field from these models (`memory.stores.graph.fields`).
+Each graph backend keeps its own DDL (tables, constraints, indexes) beside the SQL or Cypher that
+uses it, in `memory/stores/sqlite/` and `memory/stores/neo4j/`. This module holds data only:
+applying a schema is the explicit, idempotent `setup()` of each store.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
-"""Bumped whenever a constraint, table or collection changes; stores refuse a newer one."""
+"""Bumped whenever a constraint, table or collection changes (in this module or in a backend's
+DDL); stores refuse a newer one."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
@@ -295,141 +298,6 @@ GRAPH_RELATIONSHIPS = (
     "STATES",
     "PREVIOUS",
 )
-
-NEO4J_SCHEMA: tuple[str, ...] = (
-    "CREATE CONSTRAINT episode_uid IF NOT EXISTS FOR (n:Episode) REQUIRE n.uid IS UNIQUE",
-    "CREATE CONSTRAINT episode_hash IF NOT EXISTS FOR (n:Episode) "
-    "REQUIRE (n.tenant, n.content_hash) IS UNIQUE",
-    "CREATE CONSTRAINT topic_key IF NOT EXISTS FOR (n:Topic) REQUIRE (n.tenant, n.slug) IS UNIQUE",
-    "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (n:Entity) REQUIRE (n.tenant, n.key) IS UNIQUE",
-    "CREATE CONSTRAINT belief_uid IF NOT EXISTS FOR (n:Belief) REQUIRE n.uid IS UNIQUE",
-    "CREATE CONSTRAINT belief_topic IF NOT EXISTS FOR (n:Belief) REQUIRE (n.tenant, n.topic) IS UNIQUE",
-    "CREATE CONSTRAINT fact_uid IF NOT EXISTS FOR (n:Fact) REQUIRE n.uid IS UNIQUE",
-    "CREATE CONSTRAINT snapshot_key IF NOT EXISTS FOR (n:PersonalitySnapshot) "
-    "REQUIRE (n.tenant, n.version) IS UNIQUE",
-    "CREATE CONSTRAINT tenant_id IF NOT EXISTS FOR (n:Tenant) REQUIRE n.id IS UNIQUE",
-    "CREATE CONSTRAINT meta_key IF NOT EXISTS FOR (n:MnemeMeta) REQUIRE n.key IS UNIQUE",
-    "CREATE CONSTRAINT tenant_state_key IF NOT EXISTS FOR (n:TenantState) "
-    "REQUIRE (n.tenant, n.key) IS UNIQUE",
-    "CREATE INDEX episode_tenant_time IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.created_at)",
-    "CREATE INDEX episode_tenant_status IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.status)",
-    "CREATE INDEX episode_status IF NOT EXISTS FOR (n:Episode) ON (n.status)",
-    "CREATE INDEX fact_tenant IF NOT EXISTS FOR (n:Fact) ON (n.tenant)",
-)
-"""Neo4j Community constraints and indexes (property uniqueness is Community; node keys are not)."""
-
-SQLITE_SCHEMA: tuple[str, ...] = (
-    """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS episodes (
-        uid TEXT PRIMARY KEY,
-        tenant TEXT NOT NULL,
-        thread_id TEXT NOT NULL,
-        content TEXT NOT NULL,
-        user_text TEXT NOT NULL,
-        agent_text TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        last_accessed TEXT,
-        access_count INTEGER NOT NULL DEFAULT 0,
-        ess TEXT,
-        status TEXT NOT NULL,
-        archived INTEGER NOT NULL DEFAULT 0,
-        utility_score REAL NOT NULL DEFAULT 0,
-        salience REAL NOT NULL DEFAULT 0.5,
-        content_hash TEXT NOT NULL,
-        UNIQUE (tenant, content_hash)
-    )""",
-    "CREATE INDEX IF NOT EXISTS episodes_tenant_time ON episodes (tenant, created_at, uid)",
-    "CREATE INDEX IF NOT EXISTS episodes_tenant_status ON episodes (tenant, status)",
-    "CREATE INDEX IF NOT EXISTS episodes_status ON episodes (status)",
-    """CREATE TABLE IF NOT EXISTS temporal_next (
-        tenant TEXT NOT NULL,
-        src TEXT NOT NULL UNIQUE REFERENCES episodes(uid) ON DELETE CASCADE,
-        dst TEXT NOT NULL UNIQUE REFERENCES episodes(uid) ON DELETE CASCADE,
-        PRIMARY KEY (src, dst)
-    )""",
-    """CREATE TABLE IF NOT EXISTS topics (
-        tenant TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (tenant, slug)
-    )""",
-    """CREATE TABLE IF NOT EXISTS discusses (
-        episode_uid TEXT NOT NULL REFERENCES episodes(uid) ON DELETE CASCADE,
-        tenant TEXT NOT NULL,
-        slug TEXT NOT NULL,
-        PRIMARY KEY (episode_uid, slug),
-        FOREIGN KEY (tenant, slug) REFERENCES topics(tenant, slug) ON DELETE CASCADE
-    )""",
-    "CREATE INDEX IF NOT EXISTS discusses_topic ON discusses (tenant, slug)",
-    """CREATE TABLE IF NOT EXISTS entities (
-        tenant TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
-        PRIMARY KEY (tenant, key)
-    )""",
-    """CREATE TABLE IF NOT EXISTS mentions (
-        episode_uid TEXT NOT NULL REFERENCES episodes(uid) ON DELETE CASCADE,
-        tenant TEXT NOT NULL,
-        entity_key TEXT NOT NULL,
-        PRIMARY KEY (episode_uid, entity_key),
-        FOREIGN KEY (tenant, entity_key) REFERENCES entities(tenant, key) ON DELETE CASCADE
-    )""",
-    "CREATE INDEX IF NOT EXISTS mentions_entity ON mentions (tenant, entity_key)",
-    """CREATE TABLE IF NOT EXISTS related_to (
-        tenant TEXT NOT NULL, src_key TEXT NOT NULL, dst_key TEXT NOT NULL, relation TEXT NOT NULL,
-        PRIMARY KEY (tenant, src_key, dst_key),
-        FOREIGN KEY (tenant, src_key) REFERENCES entities(tenant, key) ON DELETE CASCADE,
-        FOREIGN KEY (tenant, dst_key) REFERENCES entities(tenant, key) ON DELETE CASCADE
-    )""",
-    "CREATE INDEX IF NOT EXISTS related_dst_src ON related_to (tenant, dst_key, src_key)",
-    """CREATE TABLE IF NOT EXISTS beliefs (
-        uid TEXT PRIMARY KEY,
-        tenant TEXT NOT NULL,
-        topic TEXT NOT NULL,
-        statement TEXT NOT NULL,
-        valence REAL NOT NULL,
-        confidence REAL NOT NULL,
-        evidence_count INTEGER NOT NULL DEFAULT 0,
-        contested INTEGER NOT NULL DEFAULT 0,
-        updated_at TEXT NOT NULL,
-        UNIQUE (tenant, topic)
-    )""",
-    """CREATE TABLE IF NOT EXISTS evidence (
-        episode_uid TEXT NOT NULL REFERENCES episodes(uid) ON DELETE CASCADE,
-        belief_uid TEXT NOT NULL REFERENCES beliefs(uid) ON DELETE CASCADE,
-        tenant TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        strength REAL NOT NULL,
-        reasoning TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (episode_uid, belief_uid)
-    )""",
-    "CREATE INDEX IF NOT EXISTS evidence_belief ON evidence (belief_uid, strength)",
-    """CREATE TABLE IF NOT EXISTS facts (
-        uid TEXT PRIMARY KEY,
-        tenant TEXT NOT NULL,
-        text TEXT NOT NULL,
-        confidence REAL NOT NULL,
-        valid_from TEXT NOT NULL,
-        valid_to TEXT,
-        superseded_by TEXT
-    )""",
-    "CREATE INDEX IF NOT EXISTS facts_tenant ON facts (tenant, valid_from)",
-    """CREATE TABLE IF NOT EXISTS states (
-        episode_uid TEXT NOT NULL REFERENCES episodes(uid) ON DELETE CASCADE,
-        fact_uid TEXT NOT NULL REFERENCES facts(uid) ON DELETE CASCADE,
-        tenant TEXT NOT NULL,
-        PRIMARY KEY (episode_uid, fact_uid)
-    )""",
-    "CREATE INDEX IF NOT EXISTS states_fact ON states (fact_uid)",
-    """CREATE TABLE IF NOT EXISTS tenant_state (
-        tenant TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (tenant, key)
-    )""",
-    """CREATE TABLE IF NOT EXISTS snapshots (
-        tenant TEXT NOT NULL,
-        version INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (tenant, version)
-    )""",
-)
-"""SQLite DDL: tables mirror the graph; edges are tables keyed by both ends."""
-
 
 # --------------------------------------------------------------------------- vector schema
 

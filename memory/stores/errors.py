@@ -1,0 +1,31 @@
+"""The errors every store raises; `memory.stores.base` re-exports them for callers.
+
+They live in their own module so that the per-kind interfaces (`memory.stores.graph`) and the
+composite in `base` can both import them without an import cycle.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(RuntimeError):
+    """A store failed in a way the user can act on; the message says what to do."""
+
+
+class StoreUnavailable(StoreError):
+    """The store does not answer (down, unreachable, or locked by another process)."""
+
+
+class SchemaMismatch(StoreError):
+    """The store holds data of another schema version or another embedder; re-index or migrate."""
+
+
+class NotFound(StoreError):
+    """A record named by uid does not exist for this tenant."""
+
+
+def uid_taken(kind: str, uid: str, holder: str = "") -> StoreError:
+    """The error for a new record whose uid another record (`holder`) already has."""
+    return StoreError(
+        f"{kind} uid {uid!r} is already taken by {holder or 'another ' + kind}; "
+        f"give each new {kind} a fresh uid"
+    )

@@ -1,0 +1,98 @@
+"""Entities (MENTIONS and RELATED_TO edges) and the k-hop traversal: contract and input rules.
+
+An entity is keyed by its normalised name (`inputs.name_key`); every method that takes names
+turns them into keys here, so the backends match keys only. Public methods are the contract;
+one that needs its input prepared hands it to the abstract `_hook` of the same name.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from memory.schema import Entity, EntityHit, EntityType, EpisodeHit, clean_text, entity_key
+from memory.stores.graph.inputs import count, name_key, name_keys
+
+
+class EntityStore(ABC):
+    """Named things mentioned in episodes, related to each other."""
+
+    async def upsert_entity(self, tenant: str, name: str, type: EntityType) -> Entity:
+        """Create or update an entity keyed by its normalised name; the latest type wins."""
+        name = clean_text(name)
+        key = entity_key(name)
+        if not key:
+            raise ValueError("an entity needs a non-empty name")
+        return await self._upsert_entity(tenant, key, name, EntityType(type))
+
+    @abstractmethod
+    async def _upsert_entity(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
+        """Insert (tenant, key) with `name` and `type`, or set the type of the existing one."""
+
+    async def link_mentions(self, tenant: str, episode_uid: str, names: Sequence[str]) -> None:
+        """MENTIONS edges from the episode to existing entities named `names`; idempotent."""
+        keys = name_keys(names)
+        if keys:
+            await self._link_mentions(tenant, episode_uid, keys)
+
+    @abstractmethod
+    async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
+        """MENTIONS edges to the existing entities among the distinct `keys`, if the episode is."""
+
+    async def relate_entities(self, tenant: str, a: str, b: str, relation: str = "related") -> None:
+        """A RELATED_TO edge from entity `a` to entity `b` (both must exist); idempotent."""
+        await self._relate_entities(tenant, name_key(a), name_key(b), clean_text(relation))
+
+    @abstractmethod
+    async def _relate_entities(self, tenant: str, a: str, b: str, relation: str) -> None:
+        """MERGE a RELATED_TO edge from key `a` to key `b` if both exist; the latest relation."""
+
+    async def get_entity(self, tenant: str, name: str) -> Entity | None:
+        """The entity with this (normalised) name, or None."""
+        return await self._get_entity(tenant, name_key(name))
+
+    @abstractmethod
+    async def _get_entity(self, tenant: str, key: str) -> Entity | None:
+        """The entity with this key, or None."""
+
+    @abstractmethod
+    async def list_entities(self, tenant: str) -> list[Entity]:
+        """All entities of the tenant, by key."""
+
+    async def entity_neighbourhood(
+        self, tenant: str, names: Sequence[str], hops: int
+    ) -> list[EntityHit]:
+        """Entities within `hops` RELATED_TO hops (either direction) of the seeds, seeds at 0.
+
+        Sorted by (distance, key).
+        """
+        hops = count("hops", hops)
+        keys = name_keys(names)
+        return await self._entity_neighbourhood(tenant, keys, hops) if keys else []
+
+    @abstractmethod
+    async def _entity_neighbourhood(
+        self, tenant: str, keys: list[str], hops: int
+    ) -> list[EntityHit]:
+        """Entities within `hops` of the non-empty seed `keys`, by (distance, key)."""
+
+    async def episodes_near_entities(
+        self, tenant: str, names: Sequence[str], hops: int, limit: int = 50
+    ) -> list[EpisodeHit]:
+        """Episodes mentioning an entity within `hops` of the seeds, nearest first.
+
+        Sorted by (distance, created_at desc, uid); each episode once, at its least distance.
+        """
+        hops, limit = count("hops", hops), count("limit", limit)
+        keys = name_keys(names)
+        return await self._episodes_near_entities(tenant, keys, hops, limit) if keys else []
+
+    @abstractmethod
+    async def _episodes_near_entities(
+        self, tenant: str, keys: list[str], hops: int, limit: int
+    ) -> list[EpisodeHit]:
+        """Up to `limit` episodes near the non-empty seed `keys`, in the public order."""
+
+    @abstractmethod
+    async def episode_entities(self, tenant: str, episode_uid: str) -> list[Entity]:
+        """Entities the episode mentions, by key."""

@@ -1,0 +1,214 @@
+"""Episodes and their per-tenant TEMPORAL_NEXT chain: the contract, and its input rules.
+
+Public methods are the contract callers use. A public method whose input needs cleaning or
+checking is written here and hands clean values to the abstract `_hook` of the same name, which
+each backend implements; a public method that needs nothing is abstract itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from memory.schema import (
+    ESS,
+    STATUS_ORDER,
+    Episode,
+    EpisodeStatus,
+    Neighbour,
+    NewEpisode,
+    as_utc,
+    content_hash,
+    episode_content,
+)
+from memory.stores.graph.inputs import clean_record, count, distinct
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResult:
+    """Outcome of `create_episode`: the uid and whether an episode with that content existed."""
+
+    uid: str
+    duplicate: bool
+
+
+def episode_record(new: NewEpisode) -> Episode:
+    """The episode as stored: texts cleaned, content joined and hashed, time in UTC."""
+    clean = clean_record(new)
+    carried = {name: getattr(clean, name) for name in NewEpisode.model_fields}
+    content = episode_content(clean.user_text, clean.agent_text)
+    carried |= {"created_at": as_utc(clean.created_at), "status": EpisodeStatus(clean.status)}
+    return Episode(content=content, content_hash=content_hash(content), **carried)
+
+
+def movable_from(status: EpisodeStatus, only_forward: bool) -> list[EpisodeStatus]:
+    """The statuses an episode may move to `status` from (never from `status` itself)."""
+    return [
+        s
+        for s in EpisodeStatus
+        if s != status and (not only_forward or STATUS_ORDER[s] < STATUS_ORDER[status])
+    ]
+
+
+class EpisodeStore(ABC):
+    """Episodes in time order: create, read, the chain, status, access and scores."""
+
+    async def create_episode(self, episode: NewEpisode) -> CreateResult:
+        """Persist an episode in one transaction and link it into the tenant's TEMPORAL_NEXT chain.
+
+        The chain is ordered by (created_at, uid): an episode older than the tail is inserted in
+        its place. When the tenant already has an episode with the same content hash, nothing is
+        written and the existing uid is returned with `duplicate=True`.
+        """
+        return await self._insert_episode(episode_record(episode))
+
+    @abstractmethod
+    async def _insert_episode(self, episode: Episode) -> CreateResult:
+        """Insert the episode and splice it into the chain, unless its content hash exists."""
+
+    @abstractmethod
+    async def get_episode(self, tenant: str, uid: str) -> Episode | None:
+        """The episode with this uid, or None."""
+
+    async def get_episodes(self, tenant: str, uids: Sequence[str]) -> list[Episode]:
+        """The episodes among `uids` that exist, in the order of `uids` (repeats repeated)."""
+        wanted = distinct(uids)
+        if not wanted:
+            return []
+        found = {e.uid: e for e in await self._get_episodes(tenant, wanted)}
+        return [found[uid] for uid in uids if uid in found]
+
+    @abstractmethod
+    async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
+        """The existing episodes among the distinct, non-empty `uids`, in any order."""
+
+    async def find_episodes_by_prefix(
+        self, tenant: str, prefix: str, limit: int = 10
+    ) -> list[Episode]:
+        """Episodes whose uid starts with `prefix` (a literal, not a pattern), by uid."""
+        return await self._find_episodes_by_prefix(tenant, prefix, count("limit", limit))
+
+    @abstractmethod
+    async def _find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int) -> list[Episode]:
+        """Up to `limit` episodes whose uid starts with `prefix`, by uid (code point order)."""
+
+    async def temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
+        """Up to k episodes before and k after `uid` on the chain, by offset (-k..-1, 1..k)."""
+        if count("k", k) == 0:
+            return []
+        return await self._temporal_neighbours(tenant, uid, k)
+
+    @abstractmethod
+    async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
+        """The neighbours for a `k` of at least 1, by offset."""
+
+    async def set_status(
+        self,
+        tenant: str,
+        uid: str,
+        status: EpisodeStatus,
+        *,
+        only_forward: bool = True,
+    ) -> bool:
+        """Set the status; with `only_forward` a move backwards is ignored. True if it changed."""
+        status = EpisodeStatus(status)
+        return await self._set_status(tenant, uid, status, movable_from(status, only_forward))
+
+    @abstractmethod
+    async def _set_status(
+        self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]
+    ) -> bool:
+        """Set `status` if the episode's current status is in `movable`; True if it changed."""
+
+    async def list_by_status(
+        self, tenant: str | None, statuses: Sequence[EpisodeStatus], limit: int = 1000
+    ) -> list[Episode]:
+        """Episodes in any of `statuses`, oldest first (created_at, uid).
+
+        `tenant=None` is the maintenance view across tenants (the sweep and `mneme doctor`);
+        nothing on a user's read path passes None.
+        """
+        wanted = [EpisodeStatus(s) for s in statuses]
+        limit = count("limit", limit)
+        if not wanted:
+            return []
+        return await self._list_by_status(tenant, wanted, limit)
+
+    @abstractmethod
+    async def _list_by_status(
+        self, tenant: str | None, statuses: list[EpisodeStatus], limit: int
+    ) -> list[Episode]:
+        """Up to `limit` episodes in the non-empty `statuses`, by (created_at, uid)."""
+
+    @abstractmethod
+    async def list_episode_uids(self, tenant: str | None) -> list[str]:
+        """Every episode uid (of one tenant, or all for maintenance), sorted."""
+
+    @abstractmethod
+    async def list_tenants(self) -> list[str]:
+        """Tenants that have any episode, sorted (maintenance only)."""
+
+    async def record_access(self, tenant: str, uids: Sequence[str], at: datetime) -> None:
+        """Increment access_count and set last_accessed for each existing uid (once per call)."""
+        wanted = distinct(uids)
+        if wanted:
+            await self._record_access(tenant, wanted, as_utc(at))
+
+    @abstractmethod
+    async def _record_access(self, tenant: str, uids: list[str], at: datetime) -> None:
+        """Count one access at `at` on each existing episode among the distinct `uids`."""
+
+    @abstractmethod
+    async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
+        """Store the Evidence Strength Score of an episode."""
+
+    async def update_scores(
+        self,
+        tenant: str,
+        uid: str,
+        *,
+        salience: float | None = None,
+        utility_score: float | None = None,
+        archived: bool | None = None,
+    ) -> None:
+        """Update the given bookkeeping scores of an episode; None leaves a field as it is."""
+        if salience is None and utility_score is None and archived is None:
+            return
+        await self._update_scores(
+            tenant,
+            uid,
+            None if salience is None else float(salience),
+            None if utility_score is None else float(utility_score),
+            None if archived is None else bool(archived),
+        )
+
+    @abstractmethod
+    async def _update_scores(
+        self,
+        tenant: str,
+        uid: str,
+        salience: float | None,
+        utility_score: float | None,
+        archived: bool | None,
+    ) -> None:
+        """Set the scores that are not None on the episode, if it exists."""
+
+    @abstractmethod
+    async def delete_episode(self, tenant: str, uid: str) -> bool:
+        """Delete an episode and its edges, re-linking the chain around it. True if it existed."""
+
+    @abstractmethod
+    async def count_episodes(self, tenant: str) -> int:
+        """Number of episodes of the tenant."""
+
+    async def recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        """The created_at of the tenant's `n` newest episodes, oldest first (read from an index)."""
+        if count("n", n) == 0:
+            return []
+        return (await self._recent_activity(tenant, n))[::-1]
+
+    @abstractmethod
+    async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        """The created_at of the `n` (at least 1) newest episodes, newest first, off an index."""

@@ -1,0 +1,39 @@
+"""Topics an episode discusses (DISCUSSES edges): the contract, and its input rules.
+
+Public methods are the contract; one that needs its input cleaned hands clean values to the
+abstract `_hook` of the same name, which each backend implements.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from memory.schema import clean_text
+from memory.stores.graph.inputs import count, distinct
+
+
+class TopicStore(ABC):
+    """Topics by slug and the episodes that discuss them."""
+
+    async def link_topics(self, tenant: str, episode_uid: str, slugs: Sequence[str]) -> None:
+        """MERGE the topics and a DISCUSSES edge from the episode to each; idempotent."""
+        cleaned = distinct(clean_text(s) for s in slugs)
+        if cleaned:
+            await self._link_topics(tenant, episode_uid, cleaned)
+
+    @abstractmethod
+    async def _link_topics(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
+        """MERGE the distinct, cleaned `slugs` and DISCUSSES edges, if the episode exists."""
+
+    @abstractmethod
+    async def episode_topics(self, tenant: str, episode_uid: str) -> list[str]:
+        """Topic slugs the episode discusses, sorted."""
+
+    async def episodes_for_topic(self, tenant: str, slug: str, limit: int = 50) -> list[str]:
+        """Uids of episodes discussing the topic, newest first (created_at desc, uid)."""
+        return await self._episodes_for_topic(tenant, clean_text(slug), count("limit", limit))
+
+    @abstractmethod
+    async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
+        """Up to `limit` uids of episodes discussing the cleaned `slug`, newest first."""

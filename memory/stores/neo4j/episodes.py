@@ -1,0 +1,294 @@
+"""Episodes and the TEMPORAL_NEXT chain on Neo4j: their constraints, indexes and Cypher.
+
+Writes that change the chain take the tenant's lock first (`LOCK_TENANT`), so concurrent writers
+of one tenant cannot both link to the same tail.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from neo4j import AsyncTransaction
+from neo4j.exceptions import ConstraintError
+
+from memory.schema import ESS, Episode, EpisodeStatus, Neighbour
+from memory.stores.errors import uid_taken
+from memory.stores.graph.episodes import CreateResult, EpisodeStore
+from memory.stores.neo4j.connection import (
+    LOCK_TENANT,
+    Neo4jConnection,
+    tx_rows,
+    tx_run,
+    with_bound,
+)
+from memory.stores.neo4j.props import dt, field_props, from_props, to_props
+
+SCHEMA: tuple[str, ...] = (
+    "CREATE CONSTRAINT episode_uid IF NOT EXISTS FOR (n:Episode) REQUIRE n.uid IS UNIQUE",
+    "CREATE CONSTRAINT episode_hash IF NOT EXISTS FOR (n:Episode) "
+    "REQUIRE (n.tenant, n.content_hash) IS UNIQUE",
+    "CREATE INDEX episode_tenant_time IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.created_at)",
+    "CREATE INDEX episode_tenant_status IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.status)",
+    "CREATE INDEX episode_status IF NOT EXISTS FOR (n:Episode) ON (n.status)",
+)
+
+_FIND_BY_HASH = """
+MATCH (d:Episode {tenant: $tenant, content_hash: $hash})
+RETURN d.uid AS uid
+"""
+
+# One statement, so one round trip: take the tenant lock, look for the content hash, and only
+# when it is new create the episode and splice it into the chain between its predecessor (the
+# greatest (created_at, uid) below it) and its successor (the smallest above it). Each neighbour
+# is the nearer of two candidates, same instant or earlier/later instant; both lookups walk the
+# (tenant, created_at) index in order (ORDER BY starts with p.tenant for that), so an insert
+# reads a handful of index entries however long the chain is.
+_CREATE_EPISODE = (
+    LOCK_TENANT
+    + """
+WITH t
+OPTIONAL MATCH (d:Episode {tenant: $tenant, content_hash: $hash})
+CALL (d) {
+    UNWIND CASE WHEN d IS NULL THEN [1] ELSE [] END AS _new
+    CALL () {
+        OPTIONAL MATCH (p:Episode)
+            WHERE p.tenant = $tenant AND p.created_at = $created_at AND p.uid < $uid
+        RETURN p AS same_before ORDER BY p.uid DESC LIMIT 1
+    }
+    CALL () {
+        OPTIONAL MATCH (p:Episode) WHERE p.tenant = $tenant AND p.created_at < $created_at
+        RETURN p AS before ORDER BY p.tenant DESC, p.created_at DESC, p.uid DESC LIMIT 1
+    }
+    CALL () {
+        OPTIONAL MATCH (s:Episode)
+            WHERE s.tenant = $tenant AND s.created_at = $created_at AND s.uid > $uid
+        RETURN s AS same_after ORDER BY s.uid LIMIT 1
+    }
+    CALL () {
+        OPTIONAL MATCH (s:Episode) WHERE s.tenant = $tenant AND s.created_at > $created_at
+        RETURN s AS after ORDER BY s.tenant, s.created_at, s.uid LIMIT 1
+    }
+    WITH coalesce(same_before, before) AS p, coalesce(same_after, after) AS s
+    CREATE (e:Episode)
+    SET e = $props
+    WITH p, s, e
+    OPTIONAL MATCH (p)-[r:TEMPORAL_NEXT]->(s)
+    DELETE r
+    FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | CREATE (p)-[:TEMPORAL_NEXT]->(e))
+    FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | CREATE (e)-[:TEMPORAL_NEXT]->(s))
+}
+RETURN d.uid AS existing
+"""
+)
+
+_DELETE_EPISODE = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+OPTIONAL MATCH (p:Episode)-[:TEMPORAL_NEXT]->(e)
+OPTIONAL MATCH (e)-[:TEMPORAL_NEXT]->(s:Episode)
+DETACH DELETE e
+WITH p, s
+FOREACH (_ IN CASE WHEN p IS NULL OR s IS NULL THEN [] ELSE [1] END |
+    CREATE (p)-[:TEMPORAL_NEXT]->(s))
+RETURN count(*) AS deleted
+"""
+
+# Tenant-wide scans: the IS NOT NULL on the second property lets the planner seek the composite
+# (tenant, ...) index instead of scanning every tenant's nodes (one statement each below).
+_TENANT_EPISODES = "MATCH (e:Episode) WHERE e.tenant = $tenant AND e.created_at IS NOT NULL"
+
+# Tenant nodes are the tenants that ever wrote; those with an episode left are listed.
+_TENANTS = """
+MATCH (t:Tenant)
+WHERE EXISTS { MATCH (e:Episode) WHERE e.tenant = t.id AND e.created_at IS NOT NULL }
+RETURN t.id AS tenant
+"""
+
+_GET_EPISODE = "MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant RETURN e {.*} AS e"
+
+_GET_EPISODES = """
+UNWIND $uids AS uid
+MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
+RETURN e {.*} AS e
+"""
+
+_NEIGHBOURS = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+CALL (e) {
+    MATCH p = (e)-[:TEMPORAL_NEXT*1..%d]->(n:Episode)
+    RETURN length(p) AS offset, n
+    UNION ALL
+    MATCH p = (n:Episode)-[:TEMPORAL_NEXT*1..%d]->(e)
+    RETURN -length(p) AS offset, n
+}
+RETURN offset, n {.*} AS e ORDER BY offset
+"""
+
+_SET_STATUS = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant AND e.status IN $from
+SET e.status = $status
+RETURN count(e) AS changed
+"""
+
+_BY_STATUS = """
+MATCH (e:Episode) WHERE e.tenant = $tenant AND e.status IN $statuses
+RETURN e {.*} AS e ORDER BY e.created_at, e.uid LIMIT $limit
+"""
+_BY_STATUS_ALL = """
+MATCH (e:Episode) WHERE e.status IN $statuses
+RETURN e {.*} AS e ORDER BY e.created_at, e.uid LIMIT $limit
+"""
+
+_RECORD_ACCESS = """
+UNWIND $uids AS uid
+MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
+SET e.access_count = e.access_count + 1, e.last_accessed = $at
+"""
+
+_SET_PROPS = "MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant SET e += $props"
+
+_UPDATE_SCORES = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+SET e.salience = coalesce($salience, e.salience),
+    e.utility_score = coalesce($utility_score, e.utility_score),
+    e.archived = coalesce($archived, e.archived)
+"""
+
+
+# The newest first, read backwards off the (tenant, created_at) index: ORDER BY starts with
+# e.tenant so the planner takes the index order and stops after $n entries.
+Q_RECENT = (
+    _TENANT_EPISODES
+    + " RETURN e.created_at AS at ORDER BY e.tenant DESC, e.created_at DESC LIMIT $n"
+)
+
+
+def episode_of(props: dict[str, Any]) -> Episode:
+    """An episode node's properties as a record."""
+    return from_props(Episode, props)
+
+
+class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
+    """The episode part of `Neo4jGraphStore`."""
+
+    async def _insert_episode(self, episode: Episode) -> CreateResult:
+        key = {"tenant": episode.tenant, "hash": episode.content_hash}
+        props = to_props(episode)
+        params = key | {"uid": episode.uid, "created_at": props["created_at"], "props": props}
+        try:
+            rows = await self._write(_CREATE_EPISODE, **params)
+        except ConstraintError:
+            # Only the uid can clash under the tenant lock, but a writer that bypassed the lock
+            # could have stored the same content first: then it is a duplicate after all.
+            found = await self._read(_FIND_BY_HASH, **key)
+            if found:
+                return CreateResult(uid=found[0]["uid"], duplicate=True)
+            raise uid_taken("episode", episode.uid) from None
+        # A duplicate wrote nothing but the tenant's lock counter.
+        existing = rows[0]["existing"]
+        if existing is not None:
+            return CreateResult(uid=existing, duplicate=True)
+        return CreateResult(uid=episode.uid, duplicate=False)
+
+    async def get_episode(self, tenant: str, uid: str) -> Episode | None:
+        """The episode with this uid, or None."""
+        rows = await self._read(_GET_EPISODE, tenant=tenant, uid=uid)
+        return episode_of(rows[0]["e"]) if rows else None
+
+    async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
+        rows = await self._read(_GET_EPISODES, tenant=tenant, uids=uids)
+        return [episode_of(row["e"]) for row in rows]
+
+    async def _find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int) -> list[Episode]:
+        rows = await self._read(
+            "MATCH (e:Episode) WHERE e.tenant = $tenant AND e.uid STARTS WITH $prefix "
+            "RETURN e {.*} AS e ORDER BY e.uid LIMIT $limit",
+            tenant=tenant,
+            prefix=prefix,
+            limit=limit,
+        )
+        return [episode_of(row["e"]) for row in rows]
+
+    async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
+        rows = await self._read(with_bound(_NEIGHBOURS, k, k), tenant=tenant, uid=uid)
+        return [Neighbour(offset=row["offset"], episode=episode_of(row["e"])) for row in rows]
+
+    async def _set_status(
+        self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]
+    ) -> bool:
+        movable_values = [s.value for s in movable]
+        rows = await self._write(
+            _SET_STATUS, tenant=tenant, uid=uid, status=status.value, **{"from": movable_values}
+        )
+        return bool(rows[0]["changed"])
+
+    async def _list_by_status(
+        self, tenant: str | None, statuses: list[EpisodeStatus], limit: int
+    ) -> list[Episode]:
+        wanted = [s.value for s in statuses]
+        if tenant is None:
+            rows = await self._read(_BY_STATUS_ALL, statuses=wanted, limit=limit)
+        else:
+            rows = await self._read(_BY_STATUS, tenant=tenant, statuses=wanted, limit=limit)
+        return [episode_of(row["e"]) for row in rows]
+
+    async def list_episode_uids(self, tenant: str | None) -> list[str]:
+        """Every episode uid (of one tenant, or all for maintenance), sorted."""
+        if tenant is None:
+            rows = await self._read("MATCH (e:Episode) RETURN e.uid AS uid")
+        else:
+            rows = await self._read(f"{_TENANT_EPISODES} RETURN e.uid AS uid", tenant=tenant)
+        # Sorted here: Python (like SQLite) orders strings by code point, Cypher by UTF-16 unit.
+        return sorted(row["uid"] for row in rows)
+
+    async def list_tenants(self) -> list[str]:
+        """Tenants that have any episode, sorted (maintenance only)."""
+        rows = await self._read(_TENANTS)
+        return sorted(row["tenant"] for row in rows)
+
+    async def _record_access(self, tenant: str, uids: list[str], at: datetime) -> None:
+        await self._write(_RECORD_ACCESS, tenant=tenant, uids=uids, at=at)
+
+    async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
+        """Store the Evidence Strength Score of an episode."""
+        props = field_props(Episode, "ess", ess)
+        await self._write(_SET_PROPS, tenant=tenant, uid=uid, props=props)
+
+    async def _update_scores(
+        self,
+        tenant: str,
+        uid: str,
+        salience: float | None,
+        utility_score: float | None,
+        archived: bool | None,
+    ) -> None:
+        await self._write(
+            _UPDATE_SCORES,
+            tenant=tenant,
+            uid=uid,
+            salience=salience,
+            utility_score=utility_score,
+            archived=archived,
+        )
+
+    async def delete_episode(self, tenant: str, uid: str) -> bool:
+        """Delete an episode and its edges, re-linking the chain around it. True if it existed."""
+
+        async def work(tx: AsyncTransaction) -> bool:
+            await tx_run(tx, LOCK_TENANT, {"tenant": tenant})
+            rows = await tx_rows(tx, _DELETE_EPISODE, {"tenant": tenant, "uid": uid})
+            if not rows[0]["deleted"]:
+                await tx.rollback()
+                return False
+            return True
+
+        return await self._tx(work)
+
+    async def count_episodes(self, tenant: str) -> int:
+        """Number of episodes of the tenant."""
+        rows = await self._read(f"{_TENANT_EPISODES} RETURN count(e) AS n", tenant=tenant)
+        return int(rows[0]["n"])
+
+    async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        rows = await self._read(Q_RECENT, tenant=tenant, n=n)
+        return [dt(row["at"]) for row in rows]

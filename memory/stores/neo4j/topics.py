@@ -1,0 +1,44 @@
+"""Topics and DISCUSSES edges on Neo4j: their constraint and Cypher."""
+
+from __future__ import annotations
+
+from memory.stores.graph.topics import TopicStore
+from memory.stores.neo4j.connection import Neo4jConnection
+
+SCHEMA: tuple[str, ...] = (
+    "CREATE CONSTRAINT topic_key IF NOT EXISTS FOR (n:Topic) REQUIRE (n.tenant, n.slug) IS UNIQUE",
+)
+
+_LINK_TOPICS = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+UNWIND $slugs AS slug
+MERGE (t:Topic {tenant: $tenant, slug: slug})
+MERGE (e)-[:DISCUSSES]->(t)
+"""
+
+_EPISODE_TOPICS = """
+MATCH (e:Episode {uid: $uid})-[:DISCUSSES]->(t:Topic) WHERE e.tenant = $tenant
+RETURN DISTINCT t.slug AS slug
+"""
+
+_TOPIC_EPISODES = """
+MATCH (e:Episode)-[:DISCUSSES]->(t:Topic {tenant: $tenant, slug: $slug})
+WITH DISTINCT e
+RETURN e.uid AS uid ORDER BY e.created_at DESC, e.uid LIMIT $limit
+"""
+
+
+class Neo4jTopics(Neo4jConnection, TopicStore):
+    """The topic part of `Neo4jGraphStore`."""
+
+    async def _link_topics(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
+        await self._write(_LINK_TOPICS, tenant=tenant, uid=episode_uid, slugs=slugs)
+
+    async def episode_topics(self, tenant: str, episode_uid: str) -> list[str]:
+        """Topic slugs the episode discusses, sorted."""
+        rows = await self._read(_EPISODE_TOPICS, tenant=tenant, uid=episode_uid)
+        return sorted(row["slug"] for row in rows)
+
+    async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
+        rows = await self._read(_TOPIC_EPISODES, tenant=tenant, slug=slug, limit=limit)
+        return [row["uid"] for row in rows]

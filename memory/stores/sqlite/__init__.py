@@ -1,0 +1,49 @@
+"""The embedded graph store: one SQLite file, the default when no Neo4j is configured.
+
+Tables mirror the graph: nodes are rows, edges are tables keyed by both ends, and traversals are
+recursive CTEs. `connection` owns the file, its worker thread and setup; each kind module
+(episodes, topics, entities, beliefs, facts, snapshots, tenant_state) holds its tables' DDL and
+SQL as a mixin, and `SqliteGraphStore` is assembled from them here. Every value is bound as a
+parameter. It knows nothing of LangGraph, vectors or scoring.
+"""
+
+from __future__ import annotations
+
+from memory.stores.base import GraphStore
+from memory.stores.sqlite import (
+    beliefs,
+    connection,
+    entities,
+    episodes,
+    facts,
+    snapshots,
+    tenant_state,
+    topics,
+)
+
+__all__ = ["SqliteGraphStore"]
+
+
+class SqliteGraphStore(
+    episodes.SqliteEpisodes,
+    topics.SqliteTopics,
+    entities.SqliteEntities,
+    beliefs.SqliteBeliefs,
+    facts.SqliteFacts,
+    snapshots.SqliteSnapshots,
+    tenant_state.SqliteTenantState,
+    GraphStore,
+):
+    """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
+
+    backend = "sqlite"
+    ddl = (
+        *connection.DDL,
+        *episodes.DDL,
+        *topics.DDL,
+        *entities.DDL,
+        *beliefs.DDL,
+        *facts.DDL,
+        *tenant_state.DDL,
+        *snapshots.DDL,
+    )

@@ -1,0 +1,242 @@
+"""Episodes and the TEMPORAL_NEXT chain on SQLite: their tables, indexes and SQL.
+
+The chain is a table of (src, dst) edges, each end unique, so an episode has at most one
+predecessor and one successor; creating or deleting an episode splices it in one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from memory.schema import ESS, Episode, EpisodeStatus, Neighbour
+from memory.stores.errors import uid_taken
+from memory.stores.graph.episodes import CreateResult, EpisodeStore
+from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.rows import dt, encode, from_row, insert_sql, json_list, to_row, ts
+
+DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS episodes (
+        uid TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        content TEXT NOT NULL,
+        user_text TEXT NOT NULL,
+        agent_text TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_accessed TEXT,
+        access_count INTEGER NOT NULL DEFAULT 0,
+        ess TEXT,
+        status TEXT NOT NULL,
+        archived INTEGER NOT NULL DEFAULT 0,
+        utility_score REAL NOT NULL DEFAULT 0,
+        salience REAL NOT NULL DEFAULT 0.5,
+        content_hash TEXT NOT NULL,
+        UNIQUE (tenant, content_hash)
+    )""",
+    "CREATE INDEX IF NOT EXISTS episodes_tenant_time ON episodes (tenant, created_at, uid)",
+    "CREATE INDEX IF NOT EXISTS episodes_tenant_status ON episodes (tenant, status)",
+    "CREATE INDEX IF NOT EXISTS episodes_status ON episodes (status)",
+    """CREATE TABLE IF NOT EXISTS temporal_next (
+        tenant TEXT NOT NULL,
+        src TEXT NOT NULL UNIQUE REFERENCES episodes(uid) ON DELETE CASCADE,
+        dst TEXT NOT NULL UNIQUE REFERENCES episodes(uid) ON DELETE CASCADE,
+        PRIMARY KEY (src, dst)
+    )""",
+)
+
+Q_EPISODE = "SELECT * FROM episodes WHERE uid = ? AND tenant = ?"
+_INSERT = insert_sql("episodes", Episode)
+_LINK = "INSERT INTO temporal_next (tenant, src, dst) VALUES (?, ?, ?)"
+
+Q_RECENT = (
+    "SELECT created_at FROM episodes WHERE tenant = ? ORDER BY created_at DESC, uid DESC LIMIT ?"
+)
+"""The newest episodes' times, read backwards off the (tenant, created_at, uid) index."""
+
+_NEIGHBOURS = """
+WITH RECURSIVE
+fwd(uid, off) AS (
+    SELECT dst, 1 FROM temporal_next WHERE src = :uid AND tenant = :tenant
+    UNION ALL
+    SELECT t.dst, f.off + 1 FROM fwd f JOIN temporal_next t ON t.src = f.uid WHERE f.off < :k
+),
+bwd(uid, off) AS (
+    SELECT src, -1 FROM temporal_next WHERE dst = :uid AND tenant = :tenant
+    UNION ALL
+    SELECT t.src, b.off - 1 FROM bwd b JOIN temporal_next t ON t.dst = b.uid WHERE b.off > -:k
+)
+SELECT n.off, e.* FROM (SELECT * FROM bwd UNION ALL SELECT * FROM fwd) n
+JOIN episodes e ON e.uid = n.uid AND e.tenant = :tenant
+ORDER BY n.off
+"""
+
+
+def _create(conn: Conn, ep: Episode) -> CreateResult:
+    """Insert an episode and splice it into its tenant's chain, unless it is a duplicate."""
+    key = {"tenant": ep.tenant, "created_at": ts(ep.created_at), "uid": ep.uid}
+    with immediate(conn):
+        row = conn.execute(
+            "SELECT uid FROM episodes WHERE tenant = ? AND content_hash = ?",
+            (ep.tenant, ep.content_hash),
+        ).fetchone()
+        if row is not None:
+            return CreateResult(uid=row[0], duplicate=True)
+        # The chain is ordered by (created_at, uid): splice between the greatest smaller key and
+        # the smallest greater key (usually: append after the tail).
+        pred = conn.execute(
+            "SELECT uid FROM episodes WHERE tenant = :tenant AND (created_at, uid) < "
+            "(:created_at, :uid) ORDER BY created_at DESC, uid DESC LIMIT 1",
+            key,
+        ).fetchone()
+        succ = conn.execute(
+            "SELECT uid FROM episodes WHERE tenant = :tenant AND (created_at, uid) > "
+            "(:created_at, :uid) ORDER BY created_at, uid LIMIT 1",
+            key,
+        ).fetchone()
+        try:
+            conn.execute(_INSERT, to_row(ep))
+        except sqlite3.IntegrityError:
+            raise uid_taken("episode", ep.uid) from None
+        if pred is not None and succ is not None:
+            conn.execute("DELETE FROM temporal_next WHERE src = ? AND dst = ?", (pred[0], succ[0]))
+        if pred is not None:
+            conn.execute(_LINK, (ep.tenant, pred[0], ep.uid))
+        if succ is not None:
+            conn.execute(_LINK, (ep.tenant, ep.uid, succ[0]))
+    return CreateResult(uid=ep.uid, duplicate=False)
+
+
+def _delete(conn: Conn, tenant: str, uid: str) -> bool:
+    """Delete an episode and its edges, linking its chain neighbours to each other."""
+    with immediate(conn):
+        if conn.execute(Q_EPISODE, (uid, tenant)).fetchone() is None:
+            return False
+        pred = conn.execute("SELECT src FROM temporal_next WHERE dst = ?", (uid,)).fetchone()
+        succ = conn.execute("SELECT dst FROM temporal_next WHERE src = ?", (uid,)).fetchone()
+        # ON DELETE CASCADE removes every edge of the episode (chain, topics, mentions, evidence,
+        # citations); topics, entities, beliefs and facts themselves stay.
+        conn.execute("DELETE FROM episodes WHERE uid = ?", (uid,))
+        if pred is not None and succ is not None:
+            conn.execute(_LINK, (tenant, pred[0], succ[0]))
+    return True
+
+
+def episode_of(row: sqlite3.Row) -> Episode:
+    """An episode row as a record."""
+    return from_row(Episode, row)
+
+
+class SqliteEpisodes(SqliteConnection, EpisodeStore):
+    """The episode part of `SqliteGraphStore`."""
+
+    async def _insert_episode(self, episode: Episode) -> CreateResult:
+        return await self._run(_create, episode)
+
+    async def get_episode(self, tenant: str, uid: str) -> Episode | None:
+        """The episode with this uid, or None."""
+        rows = await self._fetch(Q_EPISODE, (uid, tenant))
+        return episode_of(rows[0]) if rows else None
+
+    async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
+        rows = await self._fetch(
+            "SELECT * FROM episodes WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            (tenant, json_list(uids)),
+        )
+        return [episode_of(r) for r in rows]
+
+    async def _find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int) -> list[Episode]:
+        # substr() compares characters literally, unlike LIKE/GLOB where % _ * ? are patterns.
+        rows = await self._fetch(
+            "SELECT * FROM episodes WHERE tenant = ? AND substr(uid, 1, ?) = ? ORDER BY uid LIMIT ?",
+            (tenant, len(prefix), prefix, limit),
+        )
+        return [episode_of(r) for r in rows]
+
+    async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
+        rows = await self._fetch(_NEIGHBOURS, {"tenant": tenant, "uid": uid, "k": k})
+        return [Neighbour(offset=r["off"], episode=episode_of(r)) for r in rows]
+
+    async def _set_status(
+        self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]
+    ) -> bool:
+        changed = await self._write(
+            "UPDATE episodes SET status = ? WHERE uid = ? AND tenant = ? "
+            "AND status IN (SELECT value FROM json_each(?))",
+            (status.value, uid, tenant, json_list([s.value for s in movable])),
+        )
+        return changed > 0
+
+    async def _list_by_status(
+        self, tenant: str | None, statuses: list[EpisodeStatus], limit: int
+    ) -> list[Episode]:
+        wanted = json_list([s.value for s in statuses])
+        if tenant is None:
+            sql = (
+                "SELECT * FROM episodes WHERE status IN (SELECT value FROM json_each(?)) "
+                "ORDER BY created_at, uid LIMIT ?"
+            )
+            params: tuple[object, ...] = (wanted, limit)
+        else:
+            sql = (
+                "SELECT * FROM episodes WHERE tenant = ? AND status IN "
+                "(SELECT value FROM json_each(?)) ORDER BY created_at, uid LIMIT ?"
+            )
+            params = (tenant, wanted, limit)
+        return [episode_of(r) for r in await self._fetch(sql, params)]
+
+    async def list_episode_uids(self, tenant: str | None) -> list[str]:
+        """Every episode uid (of one tenant, or all for maintenance), sorted."""
+        if tenant is None:
+            rows = await self._fetch("SELECT uid FROM episodes ORDER BY uid", ())
+        else:
+            rows = await self._fetch(
+                "SELECT uid FROM episodes WHERE tenant = ? ORDER BY uid", (tenant,)
+            )
+        return [r[0] for r in rows]
+
+    async def list_tenants(self) -> list[str]:
+        """Tenants that have any episode, sorted (maintenance only)."""
+        rows = await self._fetch("SELECT DISTINCT tenant FROM episodes ORDER BY tenant", ())
+        return [r[0] for r in rows]
+
+    async def _record_access(self, tenant: str, uids: list[str], at: datetime) -> None:
+        await self._write(
+            "UPDATE episodes SET access_count = access_count + 1, last_accessed = ? "
+            "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            (ts(at), tenant, json_list(uids)),
+        )
+
+    async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
+        """Store the Evidence Strength Score of an episode."""
+        await self._write(
+            "UPDATE episodes SET ess = ? WHERE uid = ? AND tenant = ?",
+            (encode(Episode, "ess", ess), uid, tenant),
+        )
+
+    async def _update_scores(
+        self,
+        tenant: str,
+        uid: str,
+        salience: float | None,
+        utility_score: float | None,
+        archived: bool | None,
+    ) -> None:
+        await self._write(
+            "UPDATE episodes SET salience = COALESCE(?, salience), "
+            "utility_score = COALESCE(?, utility_score), archived = COALESCE(?, archived) "
+            "WHERE uid = ? AND tenant = ?",
+            (salience, utility_score, None if archived is None else int(archived), uid, tenant),
+        )
+
+    async def delete_episode(self, tenant: str, uid: str) -> bool:
+        """Delete an episode and its edges, re-linking the chain around it. True if it existed."""
+        return await self._run(_delete, tenant, uid)
+
+    async def count_episodes(self, tenant: str) -> int:
+        """Number of episodes of the tenant."""
+        rows = await self._fetch("SELECT COUNT(*) FROM episodes WHERE tenant = ?", (tenant,))
+        return int(rows[0][0])
+
+    async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
+        return [dt(r[0]) for r in await self._fetch(Q_RECENT, (tenant, n))]
