@@ -5,7 +5,8 @@ episodes in as candidates); one named in many (the person you talk to every day)
 ranking. The result is a graph-proximity score per episode in [0, 1]: the share of the query's
 entities (weighted by how specific each is) that reach the episode, closer hops weighing more.
 
-No model and no prompt: recognition is whole-word matching of known entity names.
+No model and no prompt: recognition is whole-word matching of known entity names, looked up by
+the query's word runs (an index lookup, not a scan of the tenant's entities).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from memory.schema import Entity, normalise_text
 from memory.stores.base import GraphStore
 
-__all__ = ["Association", "associate", "entities_in"]
+__all__ = ["Association", "associate", "entities_in", "name_candidates"]
 
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 
@@ -33,6 +34,29 @@ class Association:
     """Episode uid → graph proximity in (0, 1]."""
     pointers: set[str] = field(default_factory=set)
     """Episodes reached through a specific entity (few mentions): worth adding as candidates."""
+
+
+MAX_NAME_WORDS = 5
+"""Longest entity name (in words) the query is searched for."""
+
+
+def name_candidates(query: str) -> list[str]:
+    """Every run of 1-`MAX_NAME_WORDS` words of the query, as an entity name might be written
+    (punctuation inside kept, possessives and surrounding punctuation dropped): the keys the
+    associative path looks up instead of scanning the tenant's entities."""
+    text = normalise_text(_POSSESSIVE.sub("", query))
+    variants = (
+        [w.strip(".,;:!?\"'()[]{}") for w in text.split()],
+        [w.strip(",;:!?\"'()[]{}") for w in text.split()],  # "St." as written
+        re.sub(r"[^\w]+", " ", text).split(),
+    )
+    out: dict[str, None] = {}
+    for tokens in variants:
+        tokens = [t for t in tokens if t]
+        for size in range(1, MAX_NAME_WORDS + 1):
+            for start in range(0, len(tokens) - size + 1):
+                out[" ".join(tokens[start : start + size])] = None
+    return list(out)
 
 
 def entities_in(query: str, entities: list[Entity]) -> list[Entity]:
@@ -62,7 +86,7 @@ async def associate(
     total_episodes: int | None = None,
 ) -> Association:
     """Entities named in `query` and the proximity of the episodes they reach (≤ `hops`)."""
-    known = await graph.list_entities(tenant)
+    known = await graph.entities_named(tenant, name_candidates(query))
     found = entities_in(query, known)
     if not found:
         return Association()

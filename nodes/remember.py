@@ -21,7 +21,6 @@ from memory.episodes import remember as remember_turn
 from memory.schema import ESS, ReasoningType, utcnow
 from memory.services import get_services
 from nodes.content import STORE_CHARS, bounded, content_text
-from nodes.temporal import ACTIVITY
 
 log = logging.getLogger("mneme.nodes.remember")
 
@@ -95,7 +94,6 @@ async def remember(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     except Exception as exc:
         log.warning("could not store the episode (%s); this turn is not remembered", exc)
         return {"episode": {"stored": False, "reason": f"memory store unavailable: {exc}"}}
-    ACTIVITY.note(ctx.user_id, now)
     scheduled = False if result.duplicate else services.bookkeeping.submit(ctx.user_id, result.uid)
     return {
         "episode": {

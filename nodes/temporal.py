@@ -2,27 +2,21 @@
 
 "It's Tuesday evening; we last talked 4 days ago, and before that 2 weeks earlier." Conversations
 are runs of episodes with less than `SESSION_GAP` between them. The pure helpers take datetimes;
-`temporal_context` reads the tenant's recent activity from the graph.
+`temporal_context` reads the tenant's recent episode times from the graph (an indexed query).
 """
 
 from __future__ import annotations
 
-import bisect
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memory.schema import EpisodeStatus, as_utc
+from memory.schema import as_utc
 from memory.services import Services
 
 SESSION_GAP = timedelta(minutes=30)
 """Silence longer than this separates two conversations."""
-
-RECENT_KEPT = 512
-SEED_TTL_S = 300.0
 
 PARTS_OF_DAY: tuple[tuple[int, str], ...] = (
     (3, "late night"),
@@ -113,63 +107,15 @@ def temporal_sentence(info: dict[str, Any]) -> str:
     return f"{when}{lead} {gap}."
 
 
-# --------------------------------------------------------------------------- recent activity
-
-
-@dataclass
-class _Recent:
-    times: list[datetime] = field(default_factory=list)
-    seeded_at: float = 0.0
-
-
-class ActivityLog:
-    """Recent episode timestamps per tenant, read once from the graph and kept up to date.
-
-    The graph interface has no "newest episodes" query, so the first turn of a tenant in a
-    process reads its episodes once; later turns use this log, refreshed every `SEED_TTL_S`.
-    """
-
-    def __init__(self) -> None:
-        self._by_tenant: dict[str, _Recent] = {}
-
-    async def recent(self, services: Services, tenant: str) -> list[datetime]:
-        """Timestamps of the tenant's latest episodes, oldest first."""
-        entry = self._by_tenant.get(tenant)
-        if entry is None or time.monotonic() - entry.seeded_at > SEED_TTL_S:
-            episodes = await services.graph.list_by_status(
-                tenant, list(EpisodeStatus), limit=1_000_000
-            )
-            entry = _Recent(
-                times=sorted(as_utc(e.created_at) for e in episodes)[-RECENT_KEPT:],
-                seeded_at=time.monotonic(),
-            )
-            self._by_tenant[tenant] = entry
-        return list(entry.times)
-
-    def note(self, tenant: str, at: datetime) -> None:
-        """Record a new episode of the tenant (after the remember node writes it)."""
-        entry = self._by_tenant.get(tenant)
-        if entry is None:
-            return  # seeded from the graph on next use
-        bisect.insort(entry.times, as_utc(at))
-        del entry.times[:-RECENT_KEPT]
-
-    def forget(self, tenant: str | None = None) -> None:
-        """Drop the cached log (one tenant or all)."""
-        if tenant is None:
-            self._by_tenant.clear()
-        else:
-            self._by_tenant.pop(tenant, None)
-
-
-ACTIVITY = ActivityLog()
+RECENT_KEPT = 512
+"""Episodes whose times `temporal_context` reads to find the last conversations."""
 
 
 async def temporal_context(
     services: Services, tenant: str, now: datetime, tz: ZoneInfo
 ) -> dict[str, Any]:
     """The temporal context of a turn of `tenant` at `now` in timezone `tz`."""
-    return describe(now, tz, await ACTIVITY.recent(services, tenant))
+    return describe(now, tz, await services.graph.recent_activity(tenant, RECENT_KEPT))
 
 
 def utc_from_iso(value: str) -> datetime:

@@ -59,6 +59,16 @@ async def test_entities_are_keyed_by_normalised_name(graph: GraphStore) -> None:
     assert names == ["Ada Lovelace", "Babbage", "Zurich"]
 
 
+async def test_entities_named_looks_up_keys_of_one_tenant(graph: GraphStore) -> None:
+    await graph.upsert_entity("t1", "Ada Lovelace", PERSON)
+    await graph.upsert_entity("t1", "Zurich", PLACE)
+    await graph.upsert_entity("t2", "Babbage", PERSON)
+    found = await graph.entities_named("t1", ["zurich", "ADA  lovelace", "babbage", "nobody", ""])
+    assert [e.name for e in found] == ["Ada Lovelace", "Zurich"]
+    assert await graph.entities_named("t1", []) == []
+    assert [e.tenant for e in await graph.entities_named("t2", ["Babbage", "Zurich"])] == ["t2"]
+
+
 async def test_mentions_link_existing_entities_only(graph: GraphStore) -> None:
     await graph.create_episode(new_episode("t1", "met ada in zurich", uid="ep"))
     await graph.upsert_entity("t1", "Zurich", PLACE)

@@ -23,7 +23,6 @@ from graph.agent import builder
 from memory.embeddings import Embedder
 from memory.services import Services, set_services
 from memory.settings import ConfigError
-from nodes.temporal import ACTIVITY
 from tests.conftest import make_settings
 from tests.e2e.conftest import IN_CI, child_env, free_port, start, wait_http
 
@@ -89,7 +88,6 @@ async def agent(tmp_path: Path, embedder: Embedder, llama_server: str) -> AsyncI
     )
     svc = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
     set_services(svc)
-    ACTIVITY.forget()
     try:
         yield svc
     finally:

@@ -18,7 +18,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.agent import builder
 from memory.embeddings import Embedder
 from memory.services import ChatModels, Services, set_services
-from nodes.temporal import ACTIVITY
 from tests.conftest import make_settings
 
 Handler = Callable[[dict[str, Any]], tuple[bytes, float]]
@@ -102,7 +101,6 @@ async def endpoint() -> AsyncIterator[Callable[[Handler], Any]]:
 async def agent(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Services]:
     svc = await Services.open(make_settings(tmp_path), embedder=embedder, sweep_interval_s=None)
     set_services(svc)
-    ACTIVITY.forget()
     try:
         yield svc
     finally:

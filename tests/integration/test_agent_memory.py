@@ -13,7 +13,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.agent import builder
 from memory.schema import EpisodeStatus
 from memory.services import ChatModels, Services
-from nodes.temporal import ACTIVITY
 from tests.conftest import installed
 from tests.unit.fake_chat import ScriptedChatModel, assessment
 
@@ -24,10 +23,8 @@ QUESTION = "What is the name of my grandmother's village?"
 @pytest.fixture
 async def agent(services: Services) -> AsyncIterator[Services]:
     """The parametrised services (SQLite or Neo4j) installed as the agent's process services."""
-    ACTIVITY.forget()
     with installed(services):
         yield services
-    ACTIVITY.forget()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from graph.agent import builder
 from memory.schema import Belief, EpisodeStatus, EvidenceKind
 from memory.services import Services
 from memory.sponge import load_state
-from nodes.temporal import ACTIVITY
 from tests.integration.beliefs_support import Mind, llm_ess, mind
 from tests.integration.test_beliefs_scenarios import EXERCISE_STUDY, PRESSURE
 
@@ -26,9 +25,7 @@ USER = "ada"
 @pytest.fixture
 async def agent(services: Services, mind: Mind) -> AsyncIterator[Services]:
     """The parametrised services, installed as the agent's by `mind` (with its chat models)."""
-    ACTIVITY.forget()
     yield services
-    ACTIVITY.forget()
 
 
 async def ask(app, services: Services, text: str) -> dict:  # type: ignore[no-untyped-def,type-arg]

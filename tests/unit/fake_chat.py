@@ -29,7 +29,6 @@ from pydantic import Field
 
 from memory.embeddings import Embedder
 from memory.services import ChatModels, Services, set_services
-from nodes.temporal import ACTIVITY
 from tests.conftest import make_settings
 
 
@@ -156,12 +155,10 @@ async def agent_services(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Se
     Bookkeeping runs on the services' queue without the periodic sweep; tests drain it.
     """
     svc = await open_agent_services(tmp_path, embedder)
-    ACTIVITY.forget()
     try:
         yield svc
     finally:
         set_services(None)
-        ACTIVITY.forget()
         await svc.close()
 
 

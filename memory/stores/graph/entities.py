@@ -59,6 +59,16 @@ class EntityStore(ABC):
     async def list_entities(self, tenant: str) -> list[Entity]:
         """All entities of the tenant, by key."""
 
+    async def entities_named(self, tenant: str, names: Sequence[str]) -> list[Entity]:
+        """The entities among `names` (normalised; unknown ones skipped), by key; an index
+        lookup, so the associative path never scans a tenant's entities."""
+        keys = name_keys(names)
+        return await self._entities_named(tenant, keys) if keys else []
+
+    @abstractmethod
+    async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
+        """The entities whose key is among the distinct, non-empty `keys`, by key."""
+
     async def entity_neighbourhood(
         self, tenant: str, names: Sequence[str], hops: int
     ) -> list[EntityHit]:

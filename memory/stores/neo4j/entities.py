@@ -40,6 +40,7 @@ SET r.relation = $relation, r.tenant = $tenant
 """
 
 _GET_ENTITY = "MATCH (n:Entity {tenant: $tenant, key: $key}) RETURN n {.*} AS n"
+_NAMED_ENTITIES = "MATCH (n:Entity) WHERE n.tenant = $tenant AND n.key IN $keys RETURN n {.*} AS n"
 _LIST_ENTITIES = "MATCH (n:Entity {tenant: $tenant}) WHERE n.key IS NOT NULL RETURN n {.*} AS n"
 
 _EPISODE_ENTITIES = """
@@ -102,6 +103,9 @@ class Neo4jEntities(Neo4jConnection, EntityStore):
     async def list_entities(self, tenant: str) -> list[Entity]:
         """All entities of the tenant, by key."""
         return _by_key(await self._read(_LIST_ENTITIES, tenant=tenant))
+
+    async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
+        return _by_key(await self._read(_NAMED_ENTITIES, tenant=tenant, keys=keys))
 
     async def _entity_neighbourhood(
         self, tenant: str, keys: list[str], hops: int

@@ -128,6 +128,14 @@ class SqliteEntities(SqliteConnection, EntityStore):
         rows = await self._fetch("SELECT * FROM entities WHERE tenant = ? ORDER BY key", (tenant,))
         return [entity_of(r) for r in rows]
 
+    async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
+        rows = await self._fetch(
+            "SELECT * FROM entities WHERE tenant = ? AND key IN (SELECT value FROM json_each(?)) "
+            "ORDER BY key",
+            (tenant, json_list(keys)),
+        )
+        return [entity_of(r) for r in rows]
+
     async def _entity_neighbourhood(
         self, tenant: str, keys: list[str], hops: int
     ) -> list[EntityHit]:
