@@ -82,9 +82,7 @@ def main() -> None:
     model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
     tokenizer = model.tokenizer
     cleaned = [clean_text(t) for t in texts()]
-    rows = [
-        model.encode([t], convert_to_numpy=True, normalize_embeddings=True)[0] for t in cleaned
-    ]
+    rows = [model.encode([t], convert_to_numpy=True, normalize_embeddings=True)[0] for t in cleaned]
     vectors = np.asarray(rows, dtype=np.float32)
     pieces = [len(tokenizer(t, truncation=False)["input_ids"]) for t in cleaned]
     doc = {
