@@ -106,6 +106,15 @@ def read_model_dir(directory: Path) -> ModelSpec:
     Raises `OnnxUnsupportedError` for a pipeline this module does not reproduce and
     `OnnxUnavailableError` for missing or unreadable files of one it does.
     """
+    try:
+        return _read_model_dir(directory)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise OnnxUnsupportedError(
+            f"its configs are not shaped as this path expects ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+def _read_model_dir(directory: Path) -> ModelSpec:
     modules_file = directory / "modules.json"
     if not modules_file.is_file():
         raise OnnxUnsupportedError(f"{directory} has no modules.json (not sentence-transformers)")
@@ -190,7 +199,13 @@ class OnnxEncoder:
 
         self._session = session
         self._spec = spec
-        self._tokenizer = Tokenizer.from_file(str(spec.directory / "tokenizer.json"))
+        source = spec.directory / "tokenizer.json"
+        try:
+            self._tokenizer = Tokenizer.from_file(str(source))
+        except Exception as exc:  # the Rust side raises plain Exception
+            raise OnnxUnavailableError(
+                f"cannot read {source} ({type(exc).__name__}: {exc}); {_REINSTALL}"
+            ) from exc
         # tokenizer.json may carry padding/truncation of its own (128 for all-MiniLM-L6-v2);
         # sentence-transformers truncates at max_seq_length and pads to the batch's longest.
         self._tokenizer.no_padding()
@@ -289,7 +304,11 @@ def load_onnx_encoder(spec: ModelSpec, *, slug: str, cache_dir: Path, threads: i
             with contextlib.suppress(OSError):
                 path.unlink()
     data = _build(spec)
-    encoder = OnnxEncoder(_session(data, threads), spec, path)
+    try:
+        session = _session(data, threads)
+    except Exception as exc:  # a graph we built and ONNX Runtime refuses: a bug or a too-old ORT
+        raise OnnxUnavailableError(f"ONNX Runtime refuses the graph: {exc}") from exc
+    encoder = OnnxEncoder(session, spec, path)
     probe = encoder.probe()
     data += metadata_suffix({_SOURCE_KEY: key, _PROBE_KEY: json.dumps([float(x) for x in probe])})
     try:

@@ -3,7 +3,7 @@
 Used for local models the ONNX path does not reproduce, and for MNEME_EMBEDDING_RUNTIME=torch.
 sentence-transformers and torch are imported only here, only when such a model loads; when they
 are not installed, `TorchMissingError` lets the embedder name the setting and the install.
-This module must not be imported for the default model on its default runtime.
+Importing this module imports neither.
 """
 
 from __future__ import annotations

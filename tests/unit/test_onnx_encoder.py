@@ -334,6 +334,14 @@ async def test_without_the_model_package_the_error_names_it(
         await emb.embed_query("hello")
 
 
+async def test_a_damaged_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
+    model = _copy_model(tmp_path)
+    (model / "tokenizer.json").write_text('{"truncated": ')
+    emb = LocalEmbedder(str(model), cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="cannot read .*tokenizer.json"):
+        await emb.embed_query("hello")
+
+
 # --------------------------------------------------------------------------- the torch extra
 
 
