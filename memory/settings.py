@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=Path(".mneme"), validation_alias=_env("MNEME_DATA_DIR"))
     """Directory for the embedded stores (SQLite graph file, Qdrant local files)."""
     cache_dir: Path = Field(default=DEFAULT_CACHE_DIR, validation_alias=_env("MNEME_CACHE_DIR"))
-    """Derived files that can be rebuilt at any time (the ONNX export of the embedding model)."""
+    """Derived files that can be rebuilt at any time (the embedding model's ONNX graph)."""
 
     graph_backend: Literal["sqlite", "neo4j"] | None = Field(
         default=None, validation_alias=_env("MNEME_GRAPH_BACKEND")
@@ -87,7 +87,9 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL, validation_alias=_env("MNEME_EMBEDDING_MODEL")
     )
-    """Local sentence-transformers model name, or the model name at the embeddings endpoint."""
+    """Local sentence-transformers model (directory or hub name), or the endpoint's model name.
+
+    Models other than the default may need the torch extra (see `embedding_runtime`)."""
     embedding_base_url: str | None = Field(
         default=None, validation_alias=_env("MNEME_EMBEDDING_BASE_URL")
     )
@@ -105,8 +107,10 @@ class Settings(BaseSettings):
     embedding_runtime: EmbeddingRuntime = Field(
         default="auto", validation_alias=_env("MNEME_EMBEDDING_RUNTIME")
     )
-    """How the local model runs: `onnx` (ONNX Runtime, ~3x faster), `torch`, or `auto` (onnx
-    when the model allows it, else torch)."""
+    """How the local model runs: `auto` runs a plain BERT + mean pooling model directory (the
+    default model is one) on ONNX Runtime from its safetensors weights and any other model on
+    sentence-transformers + PyTorch; `onnx` refuses the latter; `torch` always uses PyTorch.
+    PyTorch needs the torch extra (`pip install 'mneme[torch]'`)."""
 
     llm_base_url: str | None = Field(default=None, validation_alias=_env("MNEME_LLM_BASE_URL"))
     """OpenAI-compatible chat endpoint; unset (and no OPENAI_API_KEY) means offline mode."""

