@@ -72,19 +72,6 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
         )
 
 
-def set_torch_threads(n: int) -> None:
-    """Limit torch's intra-op threads (the local embedder), if torch is installed.
-
-    One thread embeds a question or a turn as fast as two on an idle 2-core machine and several
-    times faster on a busy one, where two threads wait on each other.
-    """
-    try:
-        import torch
-    except ImportError:  # an embeddings endpoint: nothing local to limit
-        return
-    torch.set_num_threads(n)
-
-
 def retrieval(
     data: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see bench FORMAT.md).")],
     json_out: Annotated[
@@ -98,10 +85,6 @@ def retrieval(
     limit_conversations: Annotated[
         int | None, typer.Option(min=1, help="Only the first N conversations.")
     ] = None,
-    threads: Annotated[
-        int,
-        typer.Option(min=0, help="Torch threads for the local embedder (0: torch's default)."),
-    ] = 1,
     store: Annotated[
         Path | None,
         typer.Option(
@@ -124,8 +107,6 @@ def retrieval(
     except ValueError as exc:
         raise fail(str(exc)) from None
 
-    if threads > 0:
-        set_torch_threads(threads)
     with progress_bar(transient=True) as bar:
         task = bar.add_task("starting", total=None)
 
