@@ -136,12 +136,13 @@ def plan_edge_search(
     idf_corpus: qe.Filter,
     score_threshold: float | None,
     weights: dict[str, float],
+    hnsw_ef: int = HNSW_EF,
     exact: bool = False,
 ) -> EdgePlan:
     """Turn a search request into an Edge query: nearest, fused (RRF) and/or Formula-rescored.
 
-    The plans of `qdrant_query.plan_search`: dense legs search the graph with `HNSW_EF` (or
-    exactly), sparse legs compute IDF over `idf_corpus` (the tenant's points). `flt` goes on
+    The plans of `qdrant_query.plan_search`: dense legs search the graph with `hnsw_ef` (or
+    exactly with `exact`), sparse legs compute IDF over `idf_corpus` (the tenant's points). `flt` goes on
     every leg as well as on the request. `score_threshold` is a floor on the dense side
     whenever a dense vector is given, before fusion or rescoring; else on the BM25 score.
     """
@@ -154,7 +155,7 @@ def plan_edge_search(
     )
     if dense_q is None and sparse_q is None:
         raise ValueError("search needs a dense or a non-empty sparse query vector")
-    dense_params = qe.SearchParams(hnsw_ef=HNSW_EF, exact=exact)
+    dense_params = qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact)
     sparse_params = qe.SearchParams(idf=qe.IdfParams(corpus=idf_corpus))
 
     base: EdgePlan

@@ -183,7 +183,10 @@ class VectorIndex(ABC):
           the 2 × limit candidates, computed by the engine.
         Order: score descending, ties by point id ascending, so every backend returns the same
         list. Scores agree across backends within `SCORE_TOLERANCE`; two candidates whose scores
-        differ by less than that may come in either order.
+        differ by less than that may come in either order. One limit: inside a fused or
+        rescored query, each leg (and its 2 × limit cut) ranks exactly equal scores in the
+        engine's own order before fusing, so where a leg holds ties (equal BM25 scores: duplicate
+        texts, or same-length texts matching the same terms) fused ranks may differ by backend.
         `score_threshold` is a floor on dense cosine similarity when `dense` is given (applied
         before fusion or rescoring; sparse-side candidates are not held to it), else on the BM25
         score; a score equal to the floor, to float noise, may be kept or dropped.
