@@ -51,7 +51,9 @@ class CollectionStatus:
     """Points stored (every tenant, archived included); None when not opened to count them (a
     shard of another embedder, left untouched)."""
     indexed_vectors: int | None = None
-    """Dense vectors inside an HNSW graph; the rest are searched exactly (None: not reported)."""
+    """Vectors the engine counts as indexed (Edge: dense vectors in an HNSW graph plus sparse
+    vectors in their inverted index); dense vectors outside a graph are searched exactly.
+    None: not reported."""
     segments: int | None = None
 
 
