@@ -9,7 +9,8 @@ can call it. Two parts:
   `optimize()` time, RSS and disk per 100k points;
 - real (all-MiniLM-L6-v2 embeddings of the memeval turn sentences, `bench/real_corpus.py`,
   cached under /tmp): recall@10 of the engine's search against exact numpy search, per
-  `hnsw_ef`, with one tenant holding every point (the filter matches all) and with ten tenants.
+  `hnsw_ef`, with one tenant holding every point (the filter matches all) and with ten tenants;
+  and (`--agreement N`) how often qdrant-client local mode and Edge return the same top 10.
 
 Timings depend on the machine's load: the report carries the CPU count and load average.
 """
@@ -38,6 +39,7 @@ from bench.write import percentiles, sample_turn
 from memory.schema import stable_uid
 from memory.sparse import encode_document, encode_query
 from memory.stores.base import VectorFilter, VectorPoint
+from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.qdrant_edge_query import HNSW_EF, HNSW_EF_CONSTRUCT, HNSW_M
 
@@ -232,13 +234,59 @@ async def bench_recall(
     }
 
 
+async def bench_agreement(n: int = 5_000, *, queries: int = 200) -> dict[str, Any]:
+    """How often local mode and Edge return the same top 10 on real data, per search mode."""
+    texts, questions = corpus_texts(100_000)
+    docs, _ = await embed_cached(texts, progress=False)
+    q_all, _ = await embed_cached(questions, progress=False)
+    picks = np.random.default_rng(4).choice(
+        len(q_all), size=min(queries, len(q_all)), replace=False
+    )
+    work = Path(tempfile.mkdtemp(prefix="mneme-bench-agree-"))
+    local = await QdrantIndex.open(":memory:", fingerprint=FINGERPRINT, dim=DIM)
+    edge = await EdgeIndex.open(work / "edge", fingerprint=FINGERPRINT, dim=DIM)
+    same: dict[str, int] = {"dense": 0, "sparse": 0, "hybrid": 0}
+    worst = 0.0
+    try:
+        for index in (local, edge):
+            await index.setup()
+            await _fill(index, docs[:n], texts[:n], 1)
+        for i in picks:
+            for mode in same:
+                kwargs: dict[str, Any] = {}
+                if mode != "sparse":
+                    kwargs["dense"] = q_all[i].tolist()
+                if mode != "dense":
+                    kwargs["sparse"] = encode_query(questions[i])
+                a = await local.search("derivatives", "t0", limit=10, **kwargs)
+                b = await edge.search("derivatives", "t0", limit=10, **kwargs)
+                if [h.id for h in a] == [h.id for h in b]:
+                    same[mode] += 1
+                    worst = max(
+                        [worst, *(abs(x.score - y.score) for x, y in zip(a, b, strict=True))]
+                    )
+    finally:
+        await local.close()
+        await edge.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return {
+        "points": n,
+        "vectors": "real: all-MiniLM-L6-v2 embeddings of memeval turn sentences",
+        "queries": len(picks),
+        "identical_top10_share": {m: round(c / len(picks), 3) for m, c in same.items()},
+        "max_score_diff_when_identical": worst,
+        "machine": machine(),
+    }
+
+
 async def bench_vectors(
     sizes: Sequence[int] = (10_000, 100_000),
     *,
     recall_points: int | None = 100_000,
     recall_tenants: Sequence[int] = (1, 10),
+    agreement_points: int = 0,
 ) -> dict[str, Any]:
-    """The whole benchmark: synthetic sizes, then recall on real embeddings."""
+    """The whole benchmark: synthetic sizes, recall on real embeddings, backend agreement."""
     report: dict[str, Any] = {"backend": "qdrant-edge", "machine": machine(), "synthetic": []}
     for n in sizes:
         report["synthetic"].append(await bench_synthetic(n))
@@ -248,6 +296,9 @@ async def bench_vectors(
         for tenants in recall_tenants:
             report["recall"].append(await bench_recall(recall_points, tenants=tenants))
             print(json.dumps(report["recall"][-1]), flush=True)
+    if agreement_points:
+        report["agreement"] = await bench_agreement(agreement_points)
+        print(json.dumps(report["agreement"]), flush=True)
     return report
 
 
@@ -257,10 +308,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--recall", type=int, default=100_000, help="0 skips the recall part")
     parser.add_argument("--recall-tenants", type=int, nargs="*", default=[1, 10])
+    parser.add_argument(
+        "--agreement", type=int, default=0, help="points for the local-vs-Edge comparison"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     report = asyncio.run(
-        bench_vectors(args.sizes, recall_points=args.recall, recall_tenants=args.recall_tenants)
+        bench_vectors(
+            args.sizes,
+            recall_points=args.recall,
+            recall_tenants=args.recall_tenants,
+            agreement_points=args.agreement,
+        )
     )
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
