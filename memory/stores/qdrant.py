@@ -8,6 +8,7 @@ upserts are idempotent. Query building lives in `qdrant_query.py`; this module d
 
 Local mode is exact (brute-force) search in this process, fine for one person's memory; it
 ignores payload indexes (we skip creating them there) and only one process may open a directory.
+The interface and its score contract are `vectors.VectorIndex`'s.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from memory.stores.qdrant_query import (
     point_struct,
     tenant_filter,
 )
+from memory.stores.vectors import CollectionStatus, IndexStatus, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +54,14 @@ UPSERT_BATCH = 256
 """Points per upsert request (a server rejects requests over 32 MB; payloads can be large)."""
 REQUEST_TIMEOUT_S = 30
 """Server-mode request timeout once connected (the connect check uses `timeout_s`)."""
+TIE_MARGIN = 8
+"""Extra results fetched so that ties at the limit are cut by id, as on every backend."""
 
 
-class QdrantIndex:
+class QdrantIndex(VectorIndex):
     """Dense + sparse vectors per kind of memory, for one embedder fingerprint and dimension."""
+
+    backend = "qdrant"
 
     def __init__(
         self, client: AsyncQdrantClient, *, location: str, fingerprint: str, dim: int
@@ -348,14 +354,16 @@ class QdrantIndex:
             weights=clamp_weights(signal_weights),
             filter_prefetches=self.server,
         )
+        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=tenant_filter(tenant)))
         response = await self._client.query_points(
             name,
             query=plan.query,
             using=plan.using,
-            prefetch=plan.prefetch,
+            prefetch=_sparse_params(plan.prefetch, idf),
             query_filter=flt,
+            search_params=idf if plan.using == SPARSE_VECTOR else None,
             score_threshold=plan.score_threshold,
-            limit=limit,
+            limit=limit + TIE_MARGIN,
             with_payload=True,
         )
         hits = [
@@ -364,8 +372,8 @@ class QdrantIndex:
             )
             for p in response.points
         ]
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits[:limit]
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""
@@ -409,6 +417,32 @@ class QdrantIndex:
             self._closed = True
             await self._client.close()
 
+    async def describe(self) -> IndexStatus:
+        """Backend, collections with point counts, and durability state (for `mneme doctor`)."""
+        statuses = []
+        for name in await self.collections():
+            info = await self._client.get_collection(name)
+            statuses.append(
+                CollectionStatus(
+                    name, info.points_count or 0, info.indexed_vectors_count, info.segments_count
+                )
+            )
+        if self.server:
+            durability = "the Qdrant server keeps its own WAL; acknowledged writes are durable"
+        elif self.location == ":memory:":
+            durability = "in memory: nothing survives the process"
+        else:
+            durability = "local mode commits every point to SQLite before the upsert returns"
+        return IndexStatus(
+            backend=self.backend,
+            location=self.location,
+            fingerprint=self.fingerprint,
+            dim=self.dim,
+            collections=statuses,
+            durability=durability,
+            unflushed_writes=None if self.server else 0,
+        )
+
     # ------------------------------------------------------------------ helpers
 
     def _mine(self, name: str) -> bool:
@@ -416,6 +450,25 @@ class QdrantIndex:
 
     def _where(self) -> str:
         return f"QDRANT_URL={self.location}" if self.server else repr(self.location)
+
+
+def _sparse_params(
+    prefetch: list[models.Prefetch] | None, params: models.SearchParams
+) -> list[models.Prefetch] | None:
+    """The prefetch tree with `params` (the tenant's IDF corpus) on every sparse leg."""
+    if prefetch is None:
+        return None
+    return [
+        p.model_copy(
+            update={
+                "prefetch": _sparse_params(p.prefetch, params)
+                if isinstance(p.prefetch, list)
+                else p.prefetch,
+                "params": params if p.using == SPARSE_VECTOR else p.params,
+            }
+        )
+        for p in prefetch
+    ]
 
 
 def _is_ours(name: str) -> bool:

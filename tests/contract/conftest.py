@@ -1,8 +1,10 @@
-"""The contract suite's fixtures: a `graph` store per backend, real stores only, no mocks.
+"""The contract suite's fixtures: a `graph` store and a vector index per backend, real stores
+only, no mocks.
 
 - `sqlite`: a fresh file per test (setup included, so every test also exercises setup).
 - `neo4j`: the server at NEO4J_URI, opened and set up once per session, wiped before each test.
   Without NEO4J_URI the neo4j parameter is skipped loudly; with CI=true it fails instead.
+- vectors (`open_index`): qdrant-client local mode and Qdrant Edge, both in-process, always run.
 
 Every test states exact expected values, so both backends must return identical results.
 """
@@ -10,14 +12,17 @@ Every test states exact expected values, so both backends must return identical 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
 from memory.stores.base import GraphStore
+from memory.stores.qdrant import QdrantIndex
+from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.sqlite import SqliteGraphStore
+from memory.stores.vectors import VectorIndex
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 NEO4J_MISSING = "Neo4j not tested: start it with tools/neo4j/neo4j.sh start (then export NEO4J_URI)"
@@ -74,3 +79,42 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = terminalreporter.stats.get("skipped", [])
     if any(NEO4J_MISSING in str(getattr(r, "longrepr", "")) for r in skipped):
         terminalreporter.write_sep("!", NEO4J_MISSING, red=True, bold=True)
+
+
+# --------------------------------------------------------------------------- vector indexes
+
+VECTOR_BACKENDS = ("qdrant-local", "qdrant-edge")
+"""qdrant-client's local mode (in memory, or a directory) and Qdrant Edge (a directory)."""
+
+OpenIndex = Callable[..., Awaitable[VectorIndex]]
+
+
+@pytest.fixture(params=VECTOR_BACKENDS)
+def vector_backend(request: pytest.FixtureRequest) -> str:
+    """The name of each vector backend in turn."""
+    return str(request.param)
+
+
+@pytest_asyncio.fixture
+async def open_index(vector_backend: str, tmp_path: Path) -> AsyncIterator[OpenIndex]:
+    """`await open_index(fingerprint, dim, path=None)`: an index of the backend under test.
+
+    Without a path it is fresh (local mode in memory, Edge in a new temporary directory); with
+    one it lives on disk there. Everything opened is closed after the test.
+    """
+    opened: list[VectorIndex] = []
+
+    async def open_(fingerprint: str, dim: int, path: Path | None = None) -> VectorIndex:
+        index: VectorIndex
+        if vector_backend == "qdrant-local":
+            location = str(path) if path is not None else ":memory:"
+            index = await QdrantIndex.open(location, fingerprint=fingerprint, dim=dim)
+        else:
+            location = str(path or tmp_path / f"edge-{len(opened)}")
+            index = await EdgeIndex.open(location, fingerprint=fingerprint, dim=dim)
+        opened.append(index)
+        return index
+
+    yield open_
+    for index in opened:
+        await index.close()
