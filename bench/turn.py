@@ -116,7 +116,6 @@ async def _measure(
         embedder=embedder,
         chat=ChatModels.offline_for(services.settings),
         owns_embedder=False,
-        snapshots=services.snapshots,
     )
 
     async def no_bookkeeping(*_: Any) -> None:  # bookkeeping is not part of the turn
@@ -189,7 +188,7 @@ async def bench_turn(
                 settings = load_settings(
                     data_dir=Path(tmp),
                     graph_backend="sqlite",
-                    qdrant_path=Path(tmp) / "qdrant",
+                    qdrant_path=Path(tmp) / "vectors",
                     neo4j_uri=None,
                     qdrant_url=None,
                 )

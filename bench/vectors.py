@@ -1,7 +1,7 @@
 """Qdrant Edge at scale: write throughput, search latency, HNSW build, memory, disk and recall.
 
 `bench_vectors()` returns a report (a dict, also written as JSON by `main`); `mneme bench search`
-can call it. Two parts:
+prints it as a table. Two parts:
 
 - synthetic (random unit vectors of 384 floats, sparse vectors of made-up chat text, ten
   tenants): upsert points/s through `EdgeIndex.upsert`, tenant-filtered dense / sparse / hybrid
@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import shutil
 import tempfile
 import time
@@ -32,7 +33,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import psutil
 
 from bench.real_corpus import corpus_texts, embed_cached
 from bench.write import percentiles, sample_turn
@@ -42,6 +42,7 @@ from memory.stores.base import VectorFilter, VectorPoint
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.qdrant_edge_query import HNSW_EF, HNSW_EF_CONSTRUCT, HNSW_M
+from memory.stores.vectors import VectorIndex
 
 DIM = 384
 BATCH = 1000
@@ -55,7 +56,12 @@ def machine() -> dict[str, Any]:
 
 
 def _rss_mb() -> float:
-    return psutil.Process().memory_info().rss / 2**20
+    # Current resident set size (Linux /proc; elsewhere the peak from getrusage, in kB on Linux).
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _disk_mb(path: Path) -> float:
@@ -88,7 +94,7 @@ def _points(
 
 
 async def _fill(
-    index: EdgeIndex, dense: npt.NDArray[np.float32], texts: Sequence[str], tenants: int
+    index: VectorIndex, dense: npt.NDArray[np.float32], texts: Sequence[str], tenants: int
 ) -> float:
     """Upsert every row; returns points per second (validation and conversion included)."""
     elapsed = 0.0
@@ -125,7 +131,10 @@ async def _latencies(
 
 
 def _unit(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    unit: npt.NDArray[np.float32] = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(
+        np.float32
+    )
+    return unit
 
 
 async def bench_synthetic(n: int, *, tenants: int = 10, queries: int = 200) -> dict[str, Any]:
@@ -290,15 +299,12 @@ async def bench_vectors(
     report: dict[str, Any] = {"backend": "qdrant-edge", "machine": machine(), "synthetic": []}
     for n in sizes:
         report["synthetic"].append(await bench_synthetic(n))
-        print(json.dumps(report["synthetic"][-1]), flush=True)
     report["recall"] = []
     if recall_points:
         for tenants in recall_tenants:
             report["recall"].append(await bench_recall(recall_points, tenants=tenants))
-            print(json.dumps(report["recall"][-1]), flush=True)
     if agreement_points:
         report["agreement"] = await bench_agreement(agreement_points)
-        print(json.dumps(report["agreement"]), flush=True)
     return report
 
 
@@ -321,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             agreement_points=args.agreement,
         )
     )
+    print(json.dumps(report, indent=2))
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
 

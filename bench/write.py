@@ -50,7 +50,7 @@ def percentiles(samples_ms: list[float]) -> tuple[float, float]:
 def bench_settings(base: Settings, tmp: Path) -> Settings:
     """The settings to benchmark with: a throw-away embedded store unless Neo4j is configured."""
     if base.resolved_graph_backend == "neo4j":
-        return base.model_copy(update={"qdrant_path": tmp / "qdrant", "qdrant_url": None})
+        return base.model_copy(update={"qdrant_path": tmp / "vectors", "qdrant_url": None})
     return base.model_copy(
         update={"data_dir": tmp, "sqlite_path": None, "qdrant_path": None, "qdrant_url": None}
     )

@@ -6,8 +6,14 @@ shared and noisy.
 
 from __future__ import annotations
 
-import typer
+import json
+from pathlib import Path
+from typing import Annotated, Any
 
+import typer
+from rich.table import Table
+
+from bench.write import machine
 from cli.common import console, run
 
 
@@ -32,14 +38,52 @@ def write(
 
 
 def search(
-    sizes: str = typer.Option("10000,100000", help="Comma-separated derivative counts."),
-    queries: int = typer.Option(100, min=1, help="Queries per configuration."),
+    sizes: str = typer.Option("10000", help="Comma-separated point counts (100000 takes minutes)."),
+    recall: int = typer.Option(
+        0, min=0, help="Also measure recall@10 against exact search on this many real embeddings."
+    ),
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the whole report here.")
+    ] = None,
 ) -> None:
-    """Vector search p50/p95 in local mode at the given sizes, with and without tenant filter."""
-    from bench.search import bench_search
+    """The embedded vector index (Qdrant Edge): upsert rate, tenant-filtered search p50/p95 before
+    and after the HNSW build, build time, memory and disk per 100k points; recall@10 on request."""
+    from bench.vectors import bench_vectors
 
     parsed = _sizes(sizes)
-    run(lambda: bench_search(sizes=parsed, queries=queries, console=console))
+
+    async def main() -> dict[str, Any]:
+        return await bench_vectors(parsed, recall_points=recall or None, recall_tenants=(1, 10))
+
+    report = run(main)
+    table = Table(title=f"Qdrant Edge, {report['synthetic'][0]['vectors'] if parsed else ''}")
+    for col in ("points", "upsert/s", "mode", "p50 ms", "p95 ms", "p50 built", "p95 built"):
+        table.add_column(col, justify="right")
+    for row in report["synthetic"]:
+        for mode in ("dense", "sparse", "hybrid"):
+            before, after = row["search_before_optimize"][mode], row["search_after_optimize"][mode]
+            table.add_row(
+                f"{row['points']:,}",
+                f"{row['upsert_points_per_s']:,}",
+                mode,
+                f"{before['p50_ms']:.1f}",
+                f"{before['p95_ms']:.1f}",
+                f"{after['p50_ms']:.1f}",
+                f"{after['p95_ms']:.1f}",
+            )
+        console.print(
+            f"{row['points']:,} points: HNSW build {row['optimize_s']} s, "
+            f"{row['rss_mb_per_100k']} MB RSS and {row['disk_mb_per_100k']} MB disk per 100k"
+        )
+    console.print(table)
+    for r in report.get("recall", []):
+        best = ", ".join(f"ef {e['hnsw_ef']}: {e['recall_at_10']}" for e in r["by_ef"])
+        console.print(
+            f"recall@10 at {r['points']:,} real embeddings, {r['tenants']} tenants: {best}"
+        )
+    console.print(machine())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 
 def turn(
@@ -51,3 +95,15 @@ def turn(
 
     parsed = _sizes(sizes)
     run(lambda: bench_turn(sizes=parsed, turns=turns, console=console))
+
+
+def retrieve(
+    sizes: str = typer.Option("10000", help="Comma-separated derivative counts (100000: minutes)."),
+    queries: int = typer.Option(50, min=1, help="Questions per recipe and size."),
+    long: bool = typer.Option(True, "--long/--short-only", help="Also a long-turn fixture."),
+) -> None:
+    """The whole `retrieve` (query embedding excluded) at scale on the embedded default."""
+    from bench.retrieve import bench_retrieve
+
+    parsed = _sizes(sizes)
+    run(lambda: bench_retrieve(sizes=parsed, queries=queries, long=long, console=console))

@@ -40,6 +40,7 @@ app.command()(store_commands.setup)
 app.command()(store_commands.doctor)
 app.command()(store_commands.sweep)
 app.command()(store_commands.reindex)
+app.command()(store_commands.optimize)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
@@ -49,6 +50,7 @@ bench_app = typer.Typer(help="Benchmarks of the memory layer (numbers, not tests
 bench_app.command("write")(bench_commands.write)
 bench_app.command("search")(bench_commands.search)
 bench_app.command("turn")(bench_commands.turn)
+bench_app.command("retrieve")(bench_commands.retrieve)
 app.add_typer(bench_app, name="bench")
 
 

@@ -66,11 +66,16 @@ def sweep(
 
 
 def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
-    """Drop every vector collection and rebuild them from the graph with the current embedder."""
+    """Rebuild this embedder's vectors from the graph: every episode's bookkeeping runs again."""
     from memory.reindex import reindex_all
 
     if not yes:
-        typer.confirm("Drop all vector collections and re-index every episode?", abort=True)
+        typer.confirm(
+            "Drop this embedder's vector collections and re-run every episode's bookkeeping?",
+            abort=True,
+        )
+
+    import graph.bookkeeping  # noqa: F401  (registers the pipeline reindex runs)
 
     async def main() -> bool:
         async with opened(setup=False) as services:
@@ -82,7 +87,33 @@ def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confir
 
                 report = await reindex_all(services, progress=tick)
             console.print(f"{len(report.done)} episodes re-indexed, {len(report.failed)} failed")
+            for uid, why in list(report.failed.items())[:10]:
+                err.print(f"  {escape(uid)}: {escape(why)}")
+            with console.status("building the search indexes…"):
+                await services.vectors.optimize()
             return report.ok
 
     if not run(main):
         raise typer.Exit(1)
+
+
+def optimize() -> None:
+    """Build the vector index's search structures now (HNSW graphs of Qdrant Edge).
+
+    The embedded index searches new points exactly until they are built, which is correct but
+    slows down for memories of many thousands of fragments; the build pauses the process (run
+    it when the agent is idle). `mneme reindex` runs it too.
+    """
+
+    async def main() -> None:
+        async with opened() as services:
+            with console.status("building the search indexes…"):
+                changed = await services.vectors.optimize()
+            status = await services.vectors.describe()
+            for c in status.collections:
+                console.print(
+                    f"{escape(c.name)}: {c.points} points, {c.indexed_vectors} vectors indexed"
+                )
+            console.print("done" if changed else "nothing to build")
+
+    run(main)

@@ -12,8 +12,9 @@ from datetime import timedelta
 
 from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
 from memory.services import Services
+from memory.services.core import check_not_legacy
 from memory.settings import ConfigError, Settings, load_settings
-from memory.stores.base import StoreError
+from memory.stores.base import SchemaMismatch, StoreError
 
 STUCK_AFTER = timedelta(minutes=10)
 """An episode still `pending`/`stored` this long after it was written is reported as stuck."""
@@ -90,6 +91,23 @@ async def _check_schema(services: Services, report: DoctorReport) -> None:
         report.add("collections", False, f"missing {', '.join(missing)}; run `mneme setup`")
     else:
         report.add("collections", True, f"vectors under embedder {services.embedder.fingerprint}")
+    status = await services.vectors.describe()
+    mine = [c for c in status.collections if c.name.endswith(f"__{status.fingerprint}")]
+    counts = ", ".join(
+        f"{c.name.split('__', 1)[0]} {c.points}"
+        + (f" ({c.indexed_vectors} indexed)" if c.indexed_vectors is not None else "")
+        for c in mine
+    )
+    report.add(
+        "vector index",
+        True,
+        f"{status.backend} at {status.location}: {counts or 'no collections'}"
+        + (f"; {status.durability}" if status.durability else ""),
+    )
+    try:
+        check_not_legacy(services.settings)
+    except SchemaMismatch as exc:
+        report.add("vector files", False, str(exc))
 
 
 async def _check_consistency(services: Services, report: DoctorReport) -> None:

@@ -50,7 +50,7 @@ class Recipe:
     """Dense hits below this cosine similarity are dropped (lexical hits are not held to it)."""
     smoothing: float = 0.15
     """Add this x the better relevance of the previous and next turn of the same thread (the
-    reply rides on the question that prompted it); embedded mode only (uses the snapshot)."""
+    reply rides on the question that prompted it); the turns come from the graph's chain."""
     # ---- time
     time_boost: float = 0.15
     """Added to the relevance of episodes inside a time window named by the question."""

@@ -1,23 +1,42 @@
-"""Rebuild every vector collection from the graph, e.g. after changing the embedding model.
+"""Rebuild this embedder's vectors from the graph: after a model change, or to move to a new
+vector backend.
 
 The graph is the source of truth: vectors are derived data, so dropping them loses nothing.
+Every episode goes through the bookkeeping pipeline again (the one the queue runs, injected as
+`services.bookkeeping.pipeline`), so the rebuild holds everything the write path indexes (model
+or splitter chunks, prospective questions, contextual derivatives and whatever later stages add),
+not a reduced copy. Every stage is idempotent, so beliefs, topics and entities come out as they
+were; with an LLM configured, extraction asks the model again. Other embedders' collections are
+left alone.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from memory.episodes import Progress, SweepReport, index_episode
-from memory.services import Services
+from memory.episodes import Progress, SweepReport
+from memory.schema import EpisodeStatus
+from memory.stores.base import StoreError
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 log = logging.getLogger(__name__)
 
 
 async def reindex_all(services: Services, *, progress: Progress | None = None) -> SweepReport:
-    """Drop all mneme collections (any embedder), recreate them and re-index every episode."""
+    """Drop this embedder's collections, recreate them and run every episode's bookkeeping again.
+
+    Returns what was done and what failed (uid -> why); raises `StoreError` when no bookkeeping
+    pipeline is registered (nothing could rebuild the vectors).
+    """
+    pipeline = services.bookkeeping.pipeline
+    if pipeline is None:
+        raise StoreError("no bookkeeping pipeline is registered; import graph.bookkeeping first")
     await services.graph.setup()
-    await services.vectors.drop_collections(None)
-    await services.vectors.setup()
+    await services.vectors.drop_collections(services.embedder.fingerprint)
+    await services.vectors.setup(rebuild=True)
     todo = [
         (tenant, uid)
         for tenant in await services.graph.list_tenants()
@@ -26,7 +45,8 @@ async def reindex_all(services: Services, *, progress: Progress | None = None) -
     report = SweepReport()
     for n, (tenant, uid) in enumerate(todo, start=1):
         try:
-            await index_episode(services, tenant, uid)
+            await services.graph.set_status(tenant, uid, EpisodeStatus.PENDING, only_forward=False)
+            await pipeline(services, tenant, uid)
             report.done.append(uid)
         except Exception as exc:
             log.warning("reindex: episode %s failed: %s", uid, exc)

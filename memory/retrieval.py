@@ -25,10 +25,8 @@ from memory.contextual import CONTEXT_ROLE, speaker_label
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
-from memory.snapshot import SnapshotCache
 from memory.sparse import encode_query, tokenize
 from memory.stores.base import VectorFilter, VectorHit
-from memory.stores.qdrant import QdrantIndex
 from memory.timeparse import Resolution, parse_time
 
 if TYPE_CHECKING:
@@ -130,7 +128,7 @@ class _Pass:
 async def _run_pass(
     services: Services, tenant: str, query: str, recipe: Recipe, when: Resolution
 ) -> _Pass:
-    vectors: SnapshotCache | QdrantIndex = services.snapshots or services.vectors
+    vectors = services.vectors
     limit = max(1, math.ceil(recipe.max_candidates * recipe.overfetch))
     window = when.window
     flt = (
@@ -211,12 +209,9 @@ async def _run_pass(
         )
         lists[mode] = ranked
     relevance = _fuse(acc, lists, recipe)
-    if recipe.smoothing > 0:
-        snapshot = (
-            await services.snapshots.get("derivatives", tenant) if services.snapshots else None
-        )
-        if snapshot is not None:
-            relevance = smooth(relevance, snapshot.adjacency(), recipe.smoothing)
+    if recipe.smoothing > 0 and relevance:
+        adjacency = await services.graph.thread_adjacency(tenant, list(relevance))
+        relevance = smooth(relevance, adjacency, recipe.smoothing)
     for uid in list(relevance):
         relevance[uid] += recipe.proximity_weight * association.proximity.get(uid, 0.0)
         if window is not None and recipe.time_boost:
@@ -385,26 +380,14 @@ async def _neighbours(
     """The ±`recipe.neighbours` episodes around the best seeds, scored below their seed."""
     present = {c.episode_uid for c in seeds}
     top = seeds[: recipe.neighbour_seeds]
-    cache = services.snapshots
-    snapshot = await cache.get("derivatives", tenant) if cache is not None else None
-    found: list[list[Neighbour]]
-    if snapshot is not None:  # embedded mode: the chain order is in the snapshot, one graph read
-        offsets = [snapshot.chain(c.episode_uid, recipe.neighbours) for c in top]
-        wanted = list(dict.fromkeys(u for pairs in offsets for _, u in pairs))
-        loaded = {e.uid: e for e in await services.graph.get_episodes(tenant, wanted)}
-        found = [
-            [Neighbour(offset=o, episode=loaded[u]) for o, u in pairs if u in loaded]
-            for pairs in offsets
-        ]
-    else:
-        found = list(
-            await asyncio.gather(
-                *(
-                    services.graph.temporal_neighbours(tenant, c.episode_uid, recipe.neighbours)
-                    for c in top
-                )
+    found: list[list[Neighbour]] = list(
+        await asyncio.gather(
+            *(
+                services.graph.temporal_neighbours(tenant, c.episode_uid, recipe.neighbours)
+                for c in top
             )
         )
+    )
     out: list[Candidate] = []
     for seed, neighbours in zip(top, found, strict=True):
         for n in neighbours:

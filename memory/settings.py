@@ -76,7 +76,8 @@ class Settings(BaseSettings):
     qdrant_path: Path | None = Field(
         default=None, validation_alias=_env("QDRANT_PATH", "MNEME_QDRANT_PATH")
     )
-    """Qdrant local-mode directory (or `:memory:`); default `<data_dir>/qdrant`."""
+    """The embedded vector index's directory (Qdrant Edge), default `<data_dir>/vectors`; or
+    `:memory:` for qdrant-client's in-memory local mode (tests, throw-away notebooks)."""
     qdrant_url: str | None = Field(
         default=None, validation_alias=_env("QDRANT_URL", "MNEME_QDRANT_URL")
     )
@@ -195,13 +196,26 @@ class Settings(BaseSettings):
         return self.sqlite_path or self.data_dir / "graph.sqlite3"
 
     @property
+    def vector_backend(self) -> Literal["qdrant-edge", "qdrant"]:
+        """`qdrant` (qdrant-client: a server, or its in-memory local mode) or `qdrant-edge`
+        (the embedded default: the Qdrant engine in this process)."""
+        if self.qdrant_url or self.resolved_qdrant_location == ":memory:":
+            return "qdrant"
+        return "qdrant-edge"
+
+    @property
     def resolved_qdrant_location(self) -> str:
-        """`:memory:`, a local directory, or the server URL."""
+        """The server URL, `:memory:`, or the embedded index's directory."""
         if self.qdrant_url:
             return self.qdrant_url
         if self.qdrant_path is not None and str(self.qdrant_path) == ":memory:":
             return ":memory:"
-        return str(self.qdrant_path or self.data_dir / "qdrant")
+        return str(self.qdrant_path or self.data_dir / "vectors")
+
+    @property
+    def legacy_local_mode_dir(self) -> Path:
+        """Where versions before the Qdrant Edge backend kept qdrant-client local-mode files."""
+        return self.data_dir / "qdrant"
 
     @property
     def llm_configured(self) -> bool:

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
 from memory.stores.base import SparseVector
 
@@ -75,6 +76,13 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+def token_set(text: str) -> frozenset[str]:
+    """The distinct tokens of `tokenize(text)`: the same set, stemming each distinct word once."""
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    words = {w[:MAX_TOKEN_CHARS] for w in _TOKEN.findall(normal)}
+    return frozenset(stem(w) for w in words if w not in STOPWORDS)
+
+
 def encode_document(text: str) -> SparseVector:
     """The document-side vector: BM25 tf saturation per term (IDF is applied by Qdrant)."""
     counts = _count_ids(tokenize(text))
@@ -101,6 +109,7 @@ def _count_ids(tokens: Iterable[str]) -> Counter[int]:
 # --------------------------------------------------------------------------- stemming
 
 
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """Porter's step 1 (1a plurals, 1b -ed/-ing, 1c y→i) for ASCII words; others unchanged."""
     if len(word) <= 2 or not word.isascii() or not word.isalpha():

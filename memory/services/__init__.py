@@ -1,6 +1,6 @@
 """Process infrastructure: the one `Services` object and its parts.
 
-- `core`: `Services` (stores, embedder, chat models, queue, caches, locks) and the accessor
+- `core`: `Services` (stores, embedder, chat models, queue, locks) and the accessor
   `get_services()` / `use_services()` / `close_services()`;
 - `chat`: the chat clients by tier (no prompts: those live beside their node);
 - `usage`: LLM usage accounting per node and per process;

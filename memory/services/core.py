@@ -1,8 +1,7 @@
 """The one `Services` object of a process, and its accessor.
 
 `Services` owns everything long-lived: the graph store, the vector index, the embedder, the chat
-models (with their usage counters), the bookkeeping queue, the search caches and the per-tenant
-locks. `Services.open(settings)` connects (failing fast with the fix in the message) and applies
+models (with their usage counters), the bookkeeping queue and the per-tenant locks. `Services.open(settings)` connects (failing fast with the fix in the message) and applies
 the schema; `close()` releases everything once.
 
 `get_services()` is the one accessor nodes use: the services installed for the current context
@@ -31,9 +30,8 @@ from memory.services.queue import (
     default_pipeline,
 )
 from memory.settings import Settings, get_settings
-from memory.snapshot import SnapshotCache
-from memory.stores.base import GraphStore
-from memory.stores.qdrant import QdrantIndex
+from memory.stores.base import GraphStore, SchemaMismatch
+from memory.stores.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +47,59 @@ def build_graph_store(settings: Settings) -> GraphStore:
     return SqliteGraphStore.from_settings(settings)
 
 
+async def open_vector_index(settings: Settings, *, fingerprint: str, dim: int) -> VectorIndex:
+    """The vector index the settings name, open (not set up): a Qdrant server (`QDRANT_URL`),
+    qdrant-client's in-memory local mode (`QDRANT_PATH=:memory:`), else Qdrant Edge in the data
+    directory (the embedded default)."""
+    location = settings.resolved_qdrant_location
+    if settings.vector_backend == "qdrant-edge":
+        from memory.stores.qdrant_edge import EdgeIndex
+
+        return await EdgeIndex.open(location, fingerprint=fingerprint, dim=dim)
+    from memory.stores.qdrant import QdrantIndex
+
+    return await QdrantIndex.open(
+        location,
+        api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
+        fingerprint=fingerprint,
+        dim=dim,
+        timeout_s=settings.connect_timeout_s,
+    )
+
+
+def check_not_legacy(settings: Settings) -> None:
+    """Refuse to start on vectors nothing reads any more: a data directory whose vectors are still
+    in qdrant-client's local-mode files (before the Qdrant Edge backend), with no Edge index yet.
+    The graph is the source of truth, so `mneme reindex` rebuilds the vectors from it."""
+    legacy = settings.legacy_local_mode_dir
+    edge = settings.resolved_qdrant_location
+    if settings.vector_backend != "qdrant-edge" or not (legacy / "meta.json").is_file():
+        return
+    from pathlib import Path
+
+    if Path(edge).is_dir() and any(Path(edge).glob("*__*/edge_config.json")):
+        return
+    raise SchemaMismatch(
+        f"the vectors in {legacy} were written by an earlier mneme (qdrant-client local mode); "
+        f"mneme now keeps them in Qdrant Edge at {edge}. Run `mneme reindex` once to rebuild "
+        f"them from the graph (nothing is lost: the graph is the source of truth), then delete "
+        f"{legacy}"
+    )
+
+
 @dataclass(slots=True, eq=False)
 class Services:
-    """The stores, models, queue, caches and locks one process talks to."""
+    """The stores, models, queue and locks one process talks to."""
 
     settings: Settings
     graph: GraphStore
-    vectors: QdrantIndex
+    vectors: VectorIndex
     embedder: Embedder
     chat: ChatModels
     """Chat clients by tier, and the LLM counters of the process."""
     owns_embedder: bool = True
     """False when the embedder was passed in; then `close()` leaves it open for its owner."""
     locks: TenantLocks = field(default_factory=TenantLocks)
-    snapshots: SnapshotCache | None = None
-    """Local-mode search snapshots (None on a Qdrant server, which searches natively)."""
     queue: BookkeepingQueue | None = None
     """Background bookkeeping; set by `open` (None until then)."""
     _closed: bool = False
@@ -92,15 +128,11 @@ class Services:
             await graph.ping()
             if setup:
                 await graph.setup()
+            if setup:
+                check_not_legacy(settings)
             embedder = embedder or build_embedder(settings)
-            vectors = await QdrantIndex.open(
-                settings.resolved_qdrant_location,
-                api_key=settings.qdrant_api_key.get_secret_value()
-                if settings.qdrant_api_key
-                else None,
-                fingerprint=embedder.fingerprint,
-                dim=embedder.dim,
-                timeout_s=settings.connect_timeout_s,
+            vectors = await open_vector_index(
+                settings, fingerprint=embedder.fingerprint, dim=embedder.dim
             )
         except BaseException:
             await graph.close()
@@ -119,7 +151,6 @@ class Services:
             embedder=embedder,
             chat=chat or ChatModels(settings),
             owns_embedder=shared is None,
-            snapshots=None if vectors.server else SnapshotCache(vectors),
         )
         services.queue = BookkeepingQueue(
             services,

@@ -137,22 +137,26 @@ class QdrantIndex(VectorIndex):
 
     # ------------------------------------------------------------------ schema
 
-    async def setup(self) -> None:
-        """Create the collections of this embedder (and payload indexes on a server); idempotent.
+    async def setup(self, *, rebuild: bool = False) -> None:
+        """Create this embedder's collections and payload indexes; idempotent.
 
-        Raises `SchemaMismatch` when a kind already has a collection of another embedder, or the
-        same-named collection has another dimension or vector layout.
+        Raises `SchemaMismatch` when the store holds collections of another embedder and none of
+        this one's (a model swap not yet re-indexed) unless `rebuild` (`mneme reindex` builds them
+        beside the other embedder's, which are kept), or when a same-named collection has another
+        dimension or vector layout.
         """
         self._existing = await _collection_names(self._client)
         foreign = sorted(n for n in self._existing if _is_ours(n) and not self._mine(n))
-        if foreign:
+        mine = [n for n in self._existing if _is_ours(n) and self._mine(n)]
+        if foreign and not mine and not rebuild:
             others = sorted({n.split("__", 1)[1] for n in foreign})
             raise SchemaMismatch(
                 f"the vector index at {self._where()} holds collections of embedder(s) "
                 f"{', '.join(others)} ({', '.join(foreign)}) but the configured embedder is "
-                f"{self.fingerprint}; run `mneme reindex` to drop them and rebuild from the "
-                f"graph, or set MNEME_EMBEDDING_MODEL (and MNEME_EMBEDDING_DIM) back to the old "
-                f"model. Vectors of two models are never mixed."
+                f"{self.fingerprint}; run `mneme reindex` to build its collections from the graph (the "
+                f"other embedder's stay as they are), or set MNEME_EMBEDDING_MODEL (and "
+                f"MNEME_EMBEDDING_DIM) back to the old model. Vectors of two models are never "
+                f"mixed."
             )
         for kind in VECTOR_KINDS:
             name = collection_name(kind, self.fingerprint)

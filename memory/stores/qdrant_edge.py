@@ -95,13 +95,15 @@ class EdgeIndex(VectorIndex):
 
     # ------------------------------------------------------------------ schema
 
-    async def setup(self) -> None:
-        """Create the shards of this embedder and their payload indexes; idempotent.
+    async def setup(self, *, rebuild: bool = False) -> None:
+        """Create this embedder's collections and payload indexes; idempotent.
 
-        Raises `SchemaMismatch` when a kind already has a shard of another embedder, or the
-        same-named shard has another dimension or vector layout.
+        Raises `SchemaMismatch` when the store holds collections of another embedder and none of
+        this one's (a model swap not yet re-indexed) unless `rebuild` (`mneme reindex` builds them
+        beside the other embedder's, which are kept), or when a same-named collection has another
+        dimension or vector layout.
         """
-        await self._run(self._shards.setup)
+        await self._run(self._shards.setup, rebuild)
         self._ready = True
 
     async def missing_collections(self) -> list[str]:

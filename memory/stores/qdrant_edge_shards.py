@@ -63,18 +63,19 @@ class Shards:
             if _is_ours(entry.name) and (entry / CONFIG_FILE).is_file()
         }
 
-    def setup(self) -> None:
+    def setup(self, rebuild: bool = False) -> None:
         """Create or check this embedder's shards and their payload indexes; see `EdgeIndex`."""
         existing = self.names()
         foreign = sorted(n for n in existing if not self._mine(n))
-        if foreign:
+        if foreign and not any(self._mine(n) for n in existing) and not rebuild:
             others = sorted({n.split("__", 1)[1] for n in foreign})
             raise SchemaMismatch(
                 f"the vector index at {str(self.path)!r} holds collections of embedder(s) "
                 f"{', '.join(others)} ({', '.join(foreign)}) but the configured embedder is "
-                f"{self.fingerprint}; run `mneme reindex` to drop them and rebuild from the "
-                f"graph, or set MNEME_EMBEDDING_MODEL (and MNEME_EMBEDDING_DIM) back to the old "
-                f"model. Vectors of two models are never mixed."
+                f"{self.fingerprint}; run `mneme reindex` to build its collections from the graph (the "
+                f"other embedder's stay as they are), or set MNEME_EMBEDDING_MODEL (and "
+                f"MNEME_EMBEDDING_DIM) back to the old model. Vectors of two models are never "
+                f"mixed."
             )
         for kind in VECTOR_KINDS:
             name = collection_name(kind, self.fingerprint)

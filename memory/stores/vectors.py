@@ -94,11 +94,13 @@ class VectorIndex(ABC):
         """Open the store at `location`; raise `StoreUnavailable` with the fix. Creates nothing."""
 
     @abstractmethod
-    async def setup(self) -> None:
+    async def setup(self, *, rebuild: bool = False) -> None:
         """Create this embedder's collections and payload indexes; idempotent.
 
-        Raises `SchemaMismatch` when a kind already has a collection of another embedder, or the
-        same-named collection has another dimension or vector layout.
+        Raises `SchemaMismatch` when the store holds collections of another embedder and none of
+        this one's (a model swap not yet re-indexed) unless `rebuild` (`mneme reindex` builds them
+        beside the other embedder's, which are kept), or when a same-named collection has another
+        dimension or vector layout.
         """
 
     @abstractmethod
@@ -108,6 +110,11 @@ class VectorIndex(ABC):
     @abstractmethod
     async def describe(self) -> IndexStatus:
         """Backend, collections with point counts, and durability state (for `mneme doctor`)."""
+
+    async def optimize(self) -> bool:
+        """Build search indexes now (maintenance: reindex, `mneme optimize`); True if anything
+        changed. Backends that index as they write (a Qdrant server) have nothing to do."""
+        return False
 
     # ------------------------------------------------------------------ schema
 

@@ -181,6 +181,22 @@ async def test_neighbours_at_the_ends_of_the_chain(graph: GraphStore) -> None:
     assert neighbour.episode == await graph.get_episode("t1", "e30")
 
 
+async def test_thread_adjacency_keeps_neighbours_of_the_same_thread(graph: GraphStore) -> None:
+    for minute, thread in [(10, "a"), (20, "a"), (30, "b"), (40, "a"), (50, "a")]:
+        episode = new_episode("t1", f"at {minute}", minute, uid=f"e{minute}", thread_id=thread)
+        await graph.create_episode(episode)
+    await graph.create_episode(new_episode("t2", "other tenant", 5, uid="x"))
+    adjacency = await graph.thread_adjacency("t1", ["e10", "e20", "e30", "e40", "e50", "x", "e20"])
+    assert adjacency == {
+        "e10": (None, "e20"),
+        "e20": ("e10", None),  # its next on the chain is thread b
+        "e30": (None, None),
+        "e40": (None, "e50"),
+        "e50": ("e40", None),
+    }
+    assert await graph.thread_adjacency("t1", []) == {}
+
+
 async def test_a_lone_episode_has_no_neighbours(graph: GraphStore) -> None:
     await graph.create_episode(new_episode("t1", "alone", uid="only"))
     assert await graph.temporal_neighbours("t1", "only", 3) == []

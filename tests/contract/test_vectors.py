@@ -152,11 +152,18 @@ async def test_another_embedders_collections_are_a_schema_mismatch(
     assert "mneme reindex" in message and "MNEME_EMBEDDING_MODEL" in message
     with pytest.raises(SchemaMismatch):  # writes never slip past the check
         await new.upsert("derivatives", [make_point("t", "pet", vectors["pet"])])
-    # The reindex path: drop the old collections, then set up afresh.
-    dropped = await new.drop_collections(embedder.fingerprint)
-    assert len(dropped) == len(VECTOR_KINDS)
-    await new.setup()
-    assert await new.count("derivatives", "t") == 0
+    # The reindex path: this embedder's collections are built beside the old ones, which stay.
+    await new.setup(rebuild=True)
+    await new.upsert("derivatives", [make_point("t", "pet", vectors["pet"][:384])])
+    assert await new.count("derivatives", "t") == 1
+    assert sum(n.endswith(embedder.fingerprint) for n in await new.collections()) == len(
+        VECTOR_KINDS
+    )
+    await new.setup()  # once built, another embedder's collections beside them are no error
+    await new.close()
+    back = await open_index(embedder.fingerprint, embedder.dim, path)
+    await back.setup()  # switching back finds the old vectors untouched
+    assert await back.count("derivatives", "t") == 1
 
 
 async def test_same_name_with_another_dimension_is_a_schema_mismatch(

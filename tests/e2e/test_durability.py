@@ -87,7 +87,7 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
 
-    settings = make_settings(tmp_path, qdrant_path=data / "qdrant", data_dir=data)
+    settings = make_settings(tmp_path, qdrant_path=data / "vectors", data_dir=data)
     services = await Services.open(
         settings, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
     )

@@ -45,7 +45,7 @@ async def test_beliefs_and_snapshot_history(data_dir: Path, embedder: Embedder) 
     code, out = await cli("snapshot", "--user", "ada")
     assert code == 0 and "No personality snapshot yet" in out
 
-    settings = make_settings(data_dir.parent, data_dir=data_dir, qdrant_path=data_dir / "qdrant")
+    settings = make_settings(data_dir.parent, data_dir=data_dir, qdrant_path=data_dir / "vectors")
     services = await Services.open(settings, embedder=embedder)
     graph = services.graph
     coffee = await graph.upsert_belief(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,7 +41,7 @@ async def _cli(*args: str) -> tuple[int, str]:
 
 
 async def _open(data: Path, embedder: Embedder) -> Services:
-    settings = make_settings(data.parent, data_dir=data, qdrant_path=data / "qdrant")
+    settings = make_settings(data.parent, data_dir=data, qdrant_path=data / "vectors")
     return await Services.open(settings, embedder=embedder)
 
 
@@ -81,6 +82,39 @@ async def test_doctor_reports_health_and_each_inconsistency(
     code, out = await _cli("doctor")
     # Re-indexing rebuilt the lost vectors and dropped the orphans; all is well again.
     assert code == 0, out
+
+
+async def test_vectors_of_an_earlier_version_are_rebuilt_by_reindex(
+    data_dir: Path, embedder: Embedder
+) -> None:
+    """A data directory whose vectors are still in qdrant-client local-mode files: mneme says the
+    one command that moves them (rebuilt from the graph) into Qdrant Edge, and it works."""
+    from memory.stores.qdrant import QdrantIndex
+
+    services = await _open(data_dir, embedder)
+    told = await remember(services, tenant="ada", thread_id="t", user_text="I grow tomatoes.")
+    await services.close()
+    shutil.rmtree(data_dir / "vectors")  # as an earlier version left it: no Edge index ...
+    legacy = await QdrantIndex.open(
+        str(data_dir / "qdrant"), fingerprint=embedder.fingerprint, dim=embedder.dim
+    )
+    await legacy.setup()  # ... and local-mode files
+    await legacy.close()
+
+    code, out = await _cli("recall", "tomatoes", "--user", "ada")
+    assert code == 2 and "mneme reindex" in out and "qdrant-client local mode" in out
+    code, out = await _cli("doctor")
+    assert code == 1 and "FAIL vector files" in out
+    code, out = await _cli("reindex", "--yes")
+    assert code == 0 and "1 episodes re-indexed, 0 failed" in out, out
+    code, out = await _cli("recall", "tomatoes", "--user", "ada")
+    assert code == 0 and "tomatoes" in out
+    services = await _open(data_dir, embedder)
+    try:
+        assert services.vectors.backend == "qdrant-edge"
+        assert await services.vectors.scroll_episode_uids("derivatives", "ada") == {told.uid}
+    finally:
+        await services.close()
 
 
 def test_bad_settings_exit_with_the_fix(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

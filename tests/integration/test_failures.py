@@ -65,7 +65,7 @@ CRASH_WRITER = textwrap.dedent(
         settings = Settings(
             _env_file=None, data_dir=data_dir, graph_backend=backend,
             neo4j_uri=os.environ.get("NEO4J_URI") if backend == "neo4j" else None,
-            qdrant_path=data_dir / "qdrant", llm_base_url=None, llm_api_key=None,
+            qdrant_path=data_dir / "vectors", llm_base_url=None, llm_api_key=None,
         )
         services = await Services.open(settings)
         for i in range(6):
@@ -106,7 +106,7 @@ async def test_crash_between_graph_and_vectors_is_repaired_by_the_sweep(
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert "WRITTEN" in done.stdout
 
-    settings = make_settings(tmp_path, backend, data_dir=data_dir, qdrant_path=data_dir / "qdrant")
+    settings = make_settings(tmp_path, backend, data_dir=data_dir, qdrant_path=data_dir / "vectors")
     services = await Services.open(settings, embedder=embedder)
     try:
         episodes = await services.graph.list_by_status("ada", list(EpisodeStatus))

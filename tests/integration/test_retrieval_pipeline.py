@@ -10,13 +10,11 @@ from pathlib import Path
 import pytest
 
 from graph.bookkeeping import run_episode
-from memory.contextual import CONTEXT_ROLE
 from memory.embeddings import Embedder
 from memory.episodes import remember
 from memory.recipes import PARTS, SIMPLE, TEMPORAL, ablate
 from memory.retrieval import retrieve
 from memory.services import Services
-from memory.sparse import encode_query
 from tests.conftest import make_settings
 
 pytestmark = pytest.mark.slow
@@ -31,6 +29,14 @@ TURNS = [
     (T0 + timedelta(seconds=90), "Ben: My sister Carla lives in Porto, she runs too."),
     (T0 + timedelta(days=40), "Ana: I went hiking in the Alps with my cousin."),
     (T0 + timedelta(seconds=120), "Ben: I went hiking near the lake with my dog."),
+]
+
+
+QUERIES = [
+    "Did Ben adopt the kitten?",
+    "hiking with the dog",
+    "Where does Carla live?",
+    "What did Ana do in May?",
 ]
 
 
@@ -120,22 +126,29 @@ async def test_every_part_can_be_turned_off(tmp_path: Path, embedder: Embedder) 
         await services.close()
 
 
-async def test_snapshot_matches_the_index_and_follows_writes(services: Services) -> None:
-    await _load(services)
-    cache = services.snapshots
-    assert cache is not None
-    query = "hiking with the dog"
-    dense = (await services.embedder.embed_query(query)).tolist()
-    sparse = encode_query(query)
-    for kind in ("derivatives", "prospective"):
-        for kwargs in ({"dense": dense, "score_threshold": 0.1}, {"sparse": sparse}):
-            want = await services.vectors.search(kind, "t", limit=5, **kwargs)  # type: ignore[arg-type]
-            got = await cache.search(kind, "t", limit=5, **kwargs)  # type: ignore[arg-type]
-            assert [h.id for h in got] == [h.id for h in want]
-            assert [round(h.score, 4) for h in got] == [round(h.score, 4) for h in want]
-    before = len((await cache.get("derivatives", "t")).ids)  # type: ignore[union-attr]
-    done = await remember(services, tenant="t", thread_id="s", user_text="Ana: New dog!", at=LATER)
-    await run_episode(services, "t", done.uid)
-    snapshot = await cache.get("derivatives", "t")
-    assert snapshot is not None and len(snapshot.ids) > before
-    assert any(p.get("role") == CONTEXT_ROLE for p in snapshot.payloads)
+async def test_the_embedded_default_and_qdrant_client_rank_alike(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The same memory on Qdrant Edge (the embedded default) and on qdrant-client (the engine a
+    server runs; here its local mode) gives the same rankings: ranking lives above the index."""
+    rankings = []
+    for location in (tmp_path / "edge", Path(":memory:")):
+        settings = make_settings(tmp_path / location.name, qdrant_path=location)
+        services = await Services.open(settings, embedder=embedder)
+        try:
+            assert services.vectors.backend == (
+                "qdrant" if location.name == ":memory:" else "qdrant-edge"
+            )
+            await _load(services)
+            rankings.append(
+                [
+                    [(c.content, round(c.score, 4)) for c in found]
+                    for q in QUERIES
+                    for found in [await retrieve(services, "t", q, TEMPORAL, LATER)]
+                ]
+            )
+        finally:
+            await services.close()
+    # Episode uids are random, and ties are ordered by uid: compare tied episodes by their text.
+    edge, client = ([sorted(r, key=lambda c: (-c[1], c[0])) for r in run] for run in rankings)
+    assert edge == client

@@ -33,7 +33,7 @@ def test_defaults_are_the_embedded_stores() -> None:
     s = load_settings()
     assert s.resolved_graph_backend == "sqlite"
     assert s.resolved_sqlite_path == Path(".mneme/graph.sqlite3")
-    assert s.resolved_qdrant_location == ".mneme/qdrant"
+    assert s.resolved_qdrant_location == ".mneme/vectors" and s.vector_backend == "qdrant-edge"
     assert not s.llm_configured
 
 
@@ -45,9 +45,11 @@ def test_neo4j_uri_selects_neo4j(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_qdrant_memory_and_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QDRANT_PATH", ":memory:")
     assert load_settings().resolved_qdrant_location == ":memory:"
+    assert load_settings().vector_backend == "qdrant"
     monkeypatch.delenv("QDRANT_PATH")
     monkeypatch.setenv("QDRANT_URL", "http://localhost:6333")
     assert load_settings().resolved_qdrant_location == "http://localhost:6333"
+    assert load_settings().vector_backend == "qdrant"
 
 
 @pytest.mark.parametrize(

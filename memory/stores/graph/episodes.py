@@ -104,6 +104,20 @@ class EpisodeStore(ABC):
     async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
         """The neighbours for a `k` of at least 1, by offset."""
 
+    async def thread_adjacency(
+        self, tenant: str, uids: Sequence[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """For each existing uid, its (previous, next) episode on the chain when that one is of
+        the same thread, else None: the turn before and after it in its conversation."""
+        wanted = distinct(uids)
+        return await self._thread_adjacency(tenant, wanted) if wanted else {}
+
+    @abstractmethod
+    async def _thread_adjacency(
+        self, tenant: str, uids: list[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """(previous, next) same-thread chain neighbours of the existing ones among `uids`."""
+
     async def set_status(
         self,
         tenant: str,

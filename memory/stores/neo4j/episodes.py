@@ -124,6 +124,13 @@ CALL (e) {
 RETURN offset, n {.*} AS e ORDER BY offset
 """
 
+_ADJACENCY = """
+MATCH (e:Episode) WHERE e.uid IN $uids AND e.tenant = $tenant
+OPTIONAL MATCH (p:Episode)-[:TEMPORAL_NEXT]->(e) WHERE p.thread_id = e.thread_id
+OPTIONAL MATCH (e)-[:TEMPORAL_NEXT]->(n:Episode) WHERE n.thread_id = e.thread_id
+RETURN e.uid AS uid, p.uid AS prev, n.uid AS next
+"""
+
 _SET_STATUS = """
 MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant AND e.status IN $from
 SET e.status = $status
@@ -212,6 +219,12 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
     async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
         rows = await self._read(with_bound(_NEIGHBOURS, k, k), tenant=tenant, uid=uid)
         return [Neighbour(offset=row["offset"], episode=episode_of(row["e"])) for row in rows]
+
+    async def _thread_adjacency(
+        self, tenant: str, uids: list[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        rows = await self._read(_ADJACENCY, tenant=tenant, uids=uids)
+        return {row["uid"]: (row["prev"], row["next"]) for row in rows}
 
     async def _set_status(
         self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]

@@ -54,6 +54,16 @@ Q_RECENT = (
 )
 """The newest episodes' times, read backwards off the (tenant, created_at, uid) index."""
 
+_ADJACENCY = """
+SELECT e.uid,
+    (SELECT p.uid FROM temporal_next t JOIN episodes p ON p.uid = t.src
+     WHERE t.dst = e.uid AND p.thread_id = e.thread_id) AS prev,
+    (SELECT n.uid FROM temporal_next t JOIN episodes n ON n.uid = t.dst
+     WHERE t.src = e.uid AND n.thread_id = e.thread_id) AS next
+FROM episodes e
+WHERE e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
+"""
+
 _NEIGHBOURS = """
 WITH RECURSIVE
 fwd(uid, off) AS (
@@ -156,6 +166,12 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
     async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
         rows = await self._fetch(_NEIGHBOURS, {"tenant": tenant, "uid": uid, "k": k})
         return [Neighbour(offset=r["off"], episode=episode_of(r)) for r in rows]
+
+    async def _thread_adjacency(
+        self, tenant: str, uids: list[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        rows = await self._fetch(_ADJACENCY, {"tenant": tenant, "uids": json_list(uids)})
+        return {r["uid"]: (r["prev"], r["next"]) for r in rows}
 
     async def _set_status(
         self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]

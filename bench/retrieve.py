@@ -1,0 +1,234 @@
+"""`mneme bench retrieve`: the whole `retrieve` at scale on the embedded default, short and long turns.
+
+Fills a throw-away embedded memory (SQLite graph + Qdrant Edge) with processed episodes until the
+measured tenant holds N derivative points, with a second tenant's points beside them (so the
+tenant filter selects), then times `memory.retrieval.retrieve` (every search, the fusion, the
+graph reads, the rerank) with the query embedding subtracted. Dense vectors of the stored points
+are random unit vectors (search cost does not depend on what vectors mean, and embedding 100k
+texts would take half an hour here); their text, sparse vectors, chunks and prospective points
+are real. Two fixtures: short turns (15-40 words a side) and long turns (300-800 words of user
+text, split by the deterministic splitter into several derivatives, as bookkeeping does).
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from bench.turn import Timed
+from bench.write import machine, percentiles, sample_turn
+from memory.chunking import split_turn
+from memory.embeddings import Embedder, build_embedder
+from memory.episodes import derivative_id, question_id
+from memory.recipes import SIMPLE, TEMPORAL
+from memory.retrieval import retrieve
+from memory.schema import EntityType, EpisodeStatus, NewEpisode, utcnow
+from memory.services import ChatModels, Services
+from memory.settings import load_settings
+from memory.sparse import encode_document
+from memory.stores.base import VectorPoint
+
+TENANT = "bench"
+OTHER = "neighbour"
+BATCH = 512
+NAMES = ("Lisbon", "Maya", "Pixel", "Brest", "Kelpie", "Porto", "Turing", "Vienna")
+
+
+def long_turn(rng: random.Random) -> str:
+    """A made-up turn of 300-800 words in sentences of 15-40 words."""
+    target = rng.randint(300, 800)
+    sentences: list[str] = []
+    count = 0
+    while count < target:
+        sentences.append(sample_turn(rng)[0])
+        count += len(sentences[-1].split())
+    return " ".join(sentences)
+
+
+async def fill(services: Services, derivatives: int, *, long: bool, seed: int = 3) -> int:
+    """Episodes of `TENANT` until it holds `derivatives` derivative points (and a tenth as many
+    for `OTHER`); returns the episodes written."""
+    rng = random.Random(seed)
+    gen = np.random.default_rng(seed)
+    start = utcnow() - timedelta(days=365)
+    for name in NAMES:
+        await services.graph.upsert_entity(TENANT, name, EntityType.PLACE)
+    episodes = 0
+    for tenant, target in ((TENANT, derivatives), (OTHER, max(1, derivatives // 10))):
+        written = 0
+        derivs: list[VectorPoint] = []
+        questions: list[VectorPoint] = []
+        while written < target:
+            user = long_turn(rng) if long else sample_turn(rng)[0]
+            if rng.random() < 0.3:
+                user = f"{user} {rng.choice(NAMES)}."
+            agent = sample_turn(rng)[1]
+            at = start + timedelta(minutes=10 * episodes)
+            result = await services.graph.create_episode(
+                NewEpisode(
+                    tenant=tenant,
+                    thread_id=f"t{episodes // 20}",
+                    user_text=f"{episodes} {user}",
+                    agent_text=agent,
+                    created_at=at,
+                    status=EpisodeStatus.PROCESSED,
+                )
+            )
+            episodes += 1
+            chunks = split_turn(user, agent)[: max(1, target - written)]
+            base = {
+                "tenant": tenant,
+                "episode_uid": result.uid,
+                "thread_id": f"t{episodes // 20}",
+                "created_at": at.isoformat(),
+                "archived": False,
+                "salience": 0.5,
+            }
+            vecs = gen.standard_normal((len(chunks) + 1, services.embedder.dim)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            for i, chunk in enumerate(chunks):
+                derivs.append(
+                    VectorPoint(
+                        derivative_id(tenant, result.uid, i),
+                        vecs[i].tolist(),
+                        encode_document(chunk.text),
+                        {**base, "text": chunk.text, "chunk": i, "role": chunk.role},
+                    )
+                )
+            question = f"What did I say about {' '.join(user.split()[:4])}?"
+            questions.append(
+                VectorPoint(
+                    question_id(tenant, result.uid, 0, 0),
+                    vecs[-1].tolist(),
+                    encode_document(question),
+                    {
+                        **base,
+                        "text": question,
+                        "chunk": 0,
+                        "derivative_id": derivative_id(tenant, result.uid, 0),
+                        "derivative_text": chunks[0].text,
+                    },
+                )
+            )
+            written += len(chunks)
+            if len(derivs) >= BATCH:
+                await services.vectors.upsert("derivatives", derivs)
+                await services.vectors.upsert("prospective", questions)
+                derivs, questions = [], []
+        await services.vectors.upsert("derivatives", derivs)
+        await services.vectors.upsert("prospective", questions)
+    return episodes
+
+
+async def measure(services: Services, queries: int, rng: random.Random) -> dict[str, Any]:
+    """`retrieve` p50/p95 (query embedding excluded) for SIMPLE and TEMPORAL questions."""
+    embedder: Any = Timed(services.embedder)
+    timed = Services(
+        settings=services.settings,
+        graph=services.graph,
+        vectors=services.vectors,
+        embedder=embedder,
+        chat=services.chat,
+        owns_embedder=False,
+    )
+    now = utcnow()
+    out: dict[str, Any] = {}
+    for recipe in (SIMPLE, TEMPORAL):
+        samples = []
+        for _ in range(queries):
+            words = sample_turn(rng)[0].rstrip(".").split()[:8]
+            question = " ".join(words) + (
+                f" in {rng.choice(NAMES)}?" if rng.random() < 0.5 else "?"
+            )
+            before = embedder.seconds
+            began = time.perf_counter()
+            await retrieve(timed, TENANT, question, recipe, now)
+            samples.append((time.perf_counter() - began - (embedder.seconds - before)) * 1000)
+        p50, p95 = percentiles(samples)
+        out[recipe.name] = {"p50_ms": round(p50, 1), "p95_ms": round(p95, 1)}
+    return out
+
+
+async def bench_retrieve(
+    *, sizes: list[int], queries: int, long: bool, console: Console, optimize: bool = True
+) -> list[dict[str, Any]]:
+    """Fill, optimise and time `retrieve` at each size; print a table and return its rows."""
+    rng = random.Random(11)
+    embedder: Embedder = build_embedder(load_settings())
+    await embedder.embed_query("warm up")
+    rows: list[dict[str, Any]] = []
+    try:
+        for n in sizes:
+            for kind in (("short", False), ("long", True)) if long else (("short", False),):
+                with tempfile.TemporaryDirectory(prefix="mneme-bench-retrieve-") as tmp:
+                    settings = load_settings(
+                        data_dir=Path(tmp),
+                        graph_backend="sqlite",
+                        qdrant_path=None,
+                        qdrant_url=None,
+                        neo4j_uri=None,
+                    )
+                    services = await Services.open(
+                        settings, embedder=embedder, chat=ChatModels.offline_for(settings)
+                    )
+                    try:
+                        console.print(f"filling {n:,} derivatives of {kind[0]} turns ...")
+                        began = time.perf_counter()
+                        episodes = await fill(services, n, long=kind[1])
+                        fill_s = time.perf_counter() - began
+                        began = time.perf_counter()
+                        if optimize:
+                            await services.vectors.optimize()
+                        build_s = time.perf_counter() - began
+                        result = await measure(services, queries, rng)
+                    finally:
+                        await services.close()
+                rows.append(
+                    {
+                        "derivatives": n,
+                        "turns": kind[0],
+                        "episodes": episodes,
+                        "fill_s": round(fill_s, 1),
+                        "optimize_s": round(build_s, 1),
+                        **result,
+                    }
+                )
+    finally:
+        await embedder.close()
+    table = Table(
+        title=f"retrieve on the embedded default, {queries} questions a recipe (ms, "
+        "query embedding excluded)"
+    )
+    for col in (
+        "derivatives",
+        "turns",
+        "episodes",
+        "SIMPLE p50",
+        "SIMPLE p95",
+        "TEMPORAL p50",
+        "TEMPORAL p95",
+        "HNSW build s",
+    ):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            f"{r['derivatives']:,}",
+            r["turns"],
+            f"{r['episodes']:,}",
+            f"{r['SIMPLE']['p50_ms']}",
+            f"{r['SIMPLE']['p95_ms']}",
+            f"{r['TEMPORAL']['p50_ms']}",
+            f"{r['TEMPORAL']['p95_ms']}",
+            f"{r['optimize_s']}",
+        )
+    console.print(table)
+    console.print(f"{machine()}; stored dense vectors are synthetic (random unit), texts real")
+    return rows
