@@ -1,4 +1,4 @@
-"""`mneme eval retrieval`: the memeval protocol (../shared/bench/FORMAT.md) through mneme's own paths.
+"""`mneme eval retrieval`: the memeval protocol (docs/memeval.md) through mneme's own paths.
 
 For each conversation: a fresh embedded memory (SQLite graph + local Qdrant in a temporary
 directory) and tenant; every session ingested in order through the agent's write path (the
@@ -122,7 +122,7 @@ def read_memeval(path: Path) -> list[Conversation]:
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise EvalInputError(
                     f"{path}:{n} is not a memeval conversation ({type(exc).__name__}: {exc}); "
-                    "see FORMAT.md: id, sessions[].turns[].{id, speaker, role, text}, "
+                    "see docs/memeval.md: id, sessions[].turns[].{id, speaker, role, text}, "
                     "questions[].{id, question, evidence}"
                 ) from None
             out.append(conv)

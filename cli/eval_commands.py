@@ -73,7 +73,7 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
 
 
 def retrieval(
-    data: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see bench FORMAT.md).")],
+    data: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see docs/memeval.md).")],
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write rankings + summary here.")
     ] = None,
