@@ -133,3 +133,25 @@ def retrieval(
     print_summary(result.summary)
     if json_out is not None:
         console.print(f"rankings and summary written to {json_out}")
+
+
+def convert(
+    benchmark: Annotated[str, typer.Argument(help="locomo or longmemeval.")],
+    raw: Annotated[
+        Path,
+        typer.Argument(
+            help="LoCoMo's data/locomo10.json, or LongMemEval's longmemeval_s_cleaned.json "
+            "(or a directory of its per-question JSON files)."
+        ),
+    ],
+    out: Annotated[Path, typer.Argument(help="The memeval .jsonl file to write.")],
+) -> None:
+    """Write a benchmark's published files in the memeval format (docs/memeval.md)."""
+    from bench.convert import ConvertError
+    from bench.convert import convert as write_memeval
+
+    try:
+        n = write_memeval(benchmark.lower(), raw, out)
+    except ConvertError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{n} conversations written to {out}")
