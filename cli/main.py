@@ -11,7 +11,14 @@ import logging
 
 import typer
 
-from cli import agent_commands, belief_commands, bench_commands, eval_commands, store_commands
+from cli import (
+    agent_commands,
+    belief_commands,
+    bench_commands,
+    eval_commands,
+    keys_commands,
+    store_commands,
+)
 
 app = typer.Typer(
     name="mneme",
@@ -45,6 +52,10 @@ eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
 app.add_typer(eval_app, name="eval")
 
+keys_app = typer.Typer(help="API keys of the served graphs (each bound to one user).")
+keys_app.command("add")(keys_commands.add)
+app.add_typer(keys_app, name="keys")
+
 bench_app = typer.Typer(help="Benchmarks of the memory layer (numbers, not tests).")
 bench_app.command("write")(bench_commands.write)
 bench_app.command("search")(bench_commands.search)
@@ -55,3 +66,7 @@ app.add_typer(bench_app, name="bench")
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":
+    main()
