@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.chunking import Derivative, split_turn
+from memory.outbox import DrainReport, write_path
 from memory.schema import (
     ESS,
     SIGNAL_NAMES,
@@ -28,6 +29,7 @@ from memory.schema import (
     NewEpisode,
     VectorKind,
     as_utc,
+    new_uid,
     stable_uid,
     utcnow,
 )
@@ -105,11 +107,13 @@ async def remember(
     agent_text: str = "",
     at: datetime | None = None,
     ess: ESS | None = None,
+    uid: str | None = None,
 ) -> RememberResult:
     """Persist a turn as a `pending` episode in one small transaction and return its uid.
 
-    A turn whose content the tenant already remembers returns the existing uid with
-    `duplicate=True` and writes nothing.
+    `uid` is the episode's identity (`memory.schema.episode_uid` of its source; default: a new
+    one). Writing a uid the tenant already has is a retry: it returns `duplicate=True` and
+    writes nothing. The same words under another uid are another episode.
     """
     _check_id("tenant", tenant)
     _check_id("thread_id", thread_id)
@@ -118,6 +122,7 @@ async def remember(
     if not user_text.strip() and not agent_text.strip():
         raise InvalidInput("nothing to remember: user_text and agent_text are both empty")
     episode = NewEpisode(
+        uid=uid or new_uid(),
         tenant=tenant,
         thread_id=thread_id,
         user_text=user_text,
@@ -127,6 +132,67 @@ async def remember(
     )
     result = await services.graph.create_episode(episode)
     return RememberResult(uid=result.uid, duplicate=result.duplicate)
+
+
+def outbox_record(
+    *,
+    uid: str,
+    tenant: str,
+    thread_id: str,
+    user_text: str,
+    agent_text: str | None,
+    created_at: datetime,
+    ess: ESS | None,
+) -> dict[str, object]:
+    """A turn as the outbox keeps it (`agent_text=None`: the reply is not known yet)."""
+    return {
+        "v": 1,
+        "uid": uid,
+        "tenant": tenant,
+        "thread_id": thread_id,
+        "user_text": user_text,
+        "agent_text": agent_text,
+        "created_at": as_utc(created_at).isoformat(),
+        "ess": ess.model_dump(mode="json") if ess else None,
+        "written_at": utcnow().timestamp(),
+    }
+
+
+async def apply_outbox_record(services: Services, record: dict[str, object]) -> None:
+    """Write an outbox record into the graph store (idempotent by uid) and queue bookkeeping."""
+    tenant, uid = str(record["tenant"]), str(record["uid"])
+    ess = ESS.model_validate(record["ess"]) if record.get("ess") else None
+    await services.graph.create_episode(
+        NewEpisode(
+            uid=uid,
+            tenant=tenant,
+            thread_id=str(record["thread_id"]),
+            user_text=str(record["user_text"]),
+            agent_text=str(record.get("agent_text") or ""),
+            created_at=datetime.fromisoformat(str(record["created_at"])),
+            ess=ess,
+        )
+    )
+    if record.get("agent_text") is not None:
+        await services.graph.attach_reply(tenant, uid, str(record["agent_text"]))
+    if ess is not None:
+        await services.graph.set_ess(tenant, uid, ess)
+    services.bookkeeping.submit(tenant, uid)
+
+
+async def drain_outbox(services: Services) -> DrainReport:
+    """Replay every waiting outbox record of this data directory into the graph store, in order."""
+    outbox, breaker = write_path(services.settings.resolved_outbox_dir)
+
+    async def apply(record: dict[str, object]) -> None:
+        await apply_outbox_record(services, record)
+
+    report = await outbox.drain(apply)
+    if report.applied and report.error is None:
+        breaker.reset()
+    if report.applied or report.error:
+        log.info("outbox: %d records filed, %s", report.applied, report.error or "none left")
+    return report
 
 
 def derivative_id(tenant: str, episode_uid: str, index: int) -> str:

@@ -14,9 +14,7 @@ def test_candidates_cover_multi_word_and_punctuated_names() -> None:
 
 
 def test_lookup_then_match_keeps_whole_words_longest_first() -> None:
-    known = [
-        Entity(tenant="t", name=n, type=EntityType.PLACE) for n in ("New York", "York", "Ork")
-    ]
+    known = [Entity(tenant="t", name=n, type=EntityType.PLACE) for n in ("New York", "York", "Ork")]
     query = "What did I do in New York?"
     looked_up = [e for e in known if entity_key(e.name) in set(name_candidates(query))]
     assert [e.name for e in looked_up] == ["New York", "York"]  # "Ork" is not a word here
