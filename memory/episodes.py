@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from memory import quarantine
 from memory.chunking import Derivative, split_turn
 from memory.outbox import DrainReport, write_path
 from memory.schema import (
@@ -70,10 +71,13 @@ class RememberResult:
 
 @dataclass(slots=True)
 class SweepReport:
-    """What a sweep did: episodes completed, and those that failed again (uid → error)."""
+    """What a sweep did: episodes completed, those that failed again (uid → error), those
+    left waiting for their backoff or in quarantine, and those quarantined by this sweep."""
 
     done: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    waiting: list[str] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -302,11 +306,15 @@ async def sweep(
     tenant: str | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    retry_quarantined: bool = False,
 ) -> SweepReport:
     """Finish every episode left behind: not `indexed` (default) or not `processed` (with `process`).
 
-    Each episode is retried once per sweep; a failure is logged and reported, never raised, so
-    one bad episode does not stop the rest. `progress(done, total)` is called after each.
+    An episode that failed before is retried only after its backoff, and one that failed
+    `MNEME_MAX_ATTEMPTS` times is quarantined and left alone (`retry_quarantined` lifts the
+    quarantine first, see `memory.quarantine`). A failure is logged, counted and reported,
+    never raised, so one bad episode does not stop the rest. `progress(done, total)` is called
+    after each.
     """
     statuses = [EpisodeStatus.PENDING, EpisodeStatus.STORED]
     if process is not None:
@@ -318,13 +326,44 @@ async def sweep(
         await index_episode(services, episode.tenant, episode.uid)
 
     run = process or default
+    known: dict[str, dict[str, quarantine.Failure]] = {}
+    now = utcnow()
     for n, episode in enumerate(todo, start=1):
-        try:
-            await run(episode)
-            report.done.append(episode.uid)
-        except Exception as exc:
-            log.warning("sweep: episode %s failed again: %s", episode.uid, exc)
-            report.failed[episode.uid] = f"{type(exc).__name__}: {exc}"
+        if episode.tenant not in known:
+            if retry_quarantined:
+                await quarantine.release(services.graph, episode.tenant)
+            known[episode.tenant] = await quarantine.failures(services.graph, episode.tenant)
+        before = known[episode.tenant].get(episode.uid)
+        if before is not None and not (retry_quarantined or before.due(now)):
+            report.waiting.append(episode.uid)
+        else:
+            await _attempt(services, run, episode, before is not None, report)
         if progress:
             progress(n, len(todo))
     return report
+
+
+async def _attempt(
+    services: Services, run: Processor, episode: Episode, failed_before: bool, report: SweepReport
+) -> None:
+    """Run one episode's bookkeeping, counting a failure (and quarantining) or clearing it."""
+    try:
+        await run(episode)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        log.warning("sweep: episode %s failed again: %s", episode.uid, error)
+        report.failed[episode.uid] = error
+        try:
+            failure = await quarantine.record_failure(
+                services.graph, episode.tenant, episode.uid, error, services.settings.max_attempts
+            )
+        except Exception:
+            log.warning("could not count the failure of %s", episode.uid, exc_info=True)
+            return
+        if failure.quarantined:
+            report.quarantined.append(episode.uid)
+            log.error("episode %s quarantined after %d attempts", episode.uid, failure.attempts)
+        return
+    report.done.append(episode.uid)
+    if failed_before:
+        await quarantine.clear(services.graph, episode.tenant, episode.uid)

@@ -485,6 +485,24 @@ def topics_of(text: str, limit: int = 3) -> list[str]:
     return words[:limit]
 
 
+_DIRECTIVE = re.compile(
+    r"\b(?:assistants?|ai(?: models?| systems?)?|chatbots?|the (?:model|bot|agent)|language models?|"
+    r"llms?|you)\s+(?:must|should|shall|have to|need to|are (?:required|obliged) to|will now)\b"
+    r"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)?"
+    r"(?:previous|prior|above|earlier|system|safety)?\s*(?:instructions?|rules|prompts?|guidelines)"
+    r"|\bfrom now on,?\s+(?:you|the assistant)\b|\byou are now\b|\bnew instructions?\b"
+    r"|\b(?:reveal|print|show|dump|leak)\b[^.]{0,60}\b(?:system prompt|other users?'?s?|"
+    r"everyone'?s|all (?:users|memories))",
+    _I,
+)
+"""Instructions addressed to the assistant: never evidence, whatever their styling."""
+
+
+def is_directive(text: str) -> bool:
+    """True when the text tells the assistant what to do (an instruction, not an argument)."""
+    return bool(_DIRECTIVE.search(text))
+
+
 def _summary(text: str) -> str:
     first = _SENTENCE.split(text.strip(), maxsplit=1)[0] if text.strip() else ""
     return f"The user says: {first[:200]}" if first else ""
@@ -502,6 +520,8 @@ def heuristic_ess(text: str) -> EvidenceScore:
         )
     )
     score = combined_score(kind, sig) if text else 0.0
+    if is_directive(text):  # however evidence-styled, an instruction to us is not evidence
+        kind, score = ReasoningType.NO_ARGUMENT, min(score, 0.05)
     ess = ESS(score=score, reasoning_type=kind, **sig)
     urgency: Urgency = "high" if _URGENT.search(text) else "low"
     return EvidenceScore(
@@ -515,8 +535,13 @@ def heuristic_ess(text: str) -> EvidenceScore:
     )
 
 
-def consistent(value: EvidenceScore) -> EvidenceScore:
-    """The model's answer with the update recommendation made to follow the stored-ESS rule."""
+def consistent(value: EvidenceScore, text: str = "") -> EvidenceScore:
+    """The model's answer made to follow the stored-ESS rule, and an instruction addressed to
+    the assistant made `no_argument` whatever the model said."""
+    if text and is_directive(text):
+        value = value.model_copy(
+            update={"reasoning_type": ReasoningType.NO_ARGUMENT, "score": min(value.score, 0.05)}
+        )
     recommended = value.belief_update_recommended and recommends_update(value.record())
     return value.model_copy(update={"belief_update_recommended": recommended})
 
@@ -542,4 +567,4 @@ async def assess_ess(
         model=model,
         max_tokens=512,
     )
-    return consistent(value)
+    return consistent(value, text)

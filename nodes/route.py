@@ -198,7 +198,7 @@ async def assess_turn(
         model=model,
         max_tokens=768,
     )
-    return value.model_copy(update={"evidence": consistent(value.evidence)})
+    return value.model_copy(update={"evidence": consistent(value.evidence, text)})
 
 
 async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:

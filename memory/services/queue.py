@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from memory import quarantine
 from memory.episodes import SweepReport, drain_outbox, sweep
 from memory.schema import Episode
 
@@ -122,13 +123,23 @@ class BookkeepingQueue:
 
     async def _run(self, tenant: str, uid: str) -> None:
         assert self.pipeline is not None
+        graph = self.services.graph
         try:
             await self.pipeline(self.services, tenant, uid)
             self.stats.processed += 1
         except Exception as exc:
             self.stats.failed += 1
-            self.stats.errors = [*self.stats.errors[-9:], f"{uid}: {exc}"]
-            log.warning("bookkeeping of %s failed (%s); the sweep will retry it", uid, exc)
+            error = f"{type(exc).__name__}: {exc}"
+            self.stats.errors = [*self.stats.errors[-9:], f"{uid}: {error}"]
+            log.warning("bookkeeping of %s failed (%s); the sweep will retry it", uid, error)
+            with contextlib.suppress(Exception):  # the store may be what failed
+                await quarantine.record_failure(
+                    graph, tenant, uid, error, self.services.settings.max_attempts
+                )
+            return
+        with contextlib.suppress(Exception):
+            if uid in await quarantine.failures(graph, tenant):
+                await quarantine.clear(graph, tenant, uid)
 
     async def _worker(self) -> None:
         assert self._queue is not None
