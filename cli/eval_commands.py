@@ -9,10 +9,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import console, fail, progress_bar
+from cli.common import console, fail, progress_bar, safe
 
 CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 LABELS = {"overall": "overall (all)", "overall_no_adversarial": "overall w/o adversarial"}
@@ -68,7 +67,7 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
             f"[yellow]{ing.get('failed_episodes', 0)} episodes failed bookkeeping; "
             f"{len(ing.get('failed_conversations') or [])} conversations failed to ingest: "
             + "; ".join(
-                f"#{c['conversation']} {escape(c['error'])}"
+                f"#{c['conversation']} {safe(c['error'])}"
                 for c in ing.get("failed_conversations") or []
             )
             + "[/]"

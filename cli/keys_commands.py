@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
-from cli.common import console, fail
+from cli.common import console, fail, safe
 from memory.apikeys import add_key
 from memory.settings import ConfigError, load_settings
 
@@ -28,5 +27,5 @@ def add(
         raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"cannot write the keys file ({exc.strerror})") from None
-    console.print(f"API key for [cyan]{escape(user)}[/] (shown once, only its hash is kept):")
+    console.print(f"API key for [cyan]{safe(user)}[/] (shown once, only its hash is kept):")
     console.print(key, markup=False, highlight=False)

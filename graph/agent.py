@@ -21,6 +21,7 @@ from langgraph.graph import END, START, StateGraph
 
 from graph import bookkeeping as _bookkeeping  # noqa: F401  (registers the pipeline)
 from graph.context import Context
+from graph.errors import shielded
 from graph.state import AgentState, InputState
 from nodes.ess_gate import ess_gate
 from nodes.record import record
@@ -39,14 +40,14 @@ def after_route(state: dict[str, Any]) -> list[Literal["retrieve", "respond", "e
 
 
 builder = StateGraph(AgentState, context_schema=Context, input_schema=InputState)
-builder.add_node("record", record)
-builder.add_node("route", route)
-builder.add_node("retrieve", retrieve)
-builder.add_node("rerank", rerank)
-builder.add_node("respond", respond)
-builder.add_node("ess_gate", ess_gate)
-builder.add_node("sponge_update", sponge_update)
-builder.add_node("remember", remember)
+builder.add_node("record", shielded(record))
+builder.add_node("route", shielded(route))
+builder.add_node("retrieve", shielded(retrieve))
+builder.add_node("rerank", shielded(rerank))
+builder.add_node("respond", shielded(respond))
+builder.add_node("ess_gate", shielded(ess_gate))
+builder.add_node("sponge_update", shielded(sponge_update))
+builder.add_node("remember", shielded(remember))
 
 builder.add_edge(START, "record")
 builder.add_edge("record", "route")

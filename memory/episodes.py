@@ -162,8 +162,11 @@ def outbox_record(
     }
 
 
-async def apply_outbox_record(services: Services, record: dict[str, object]) -> None:
-    """Write an outbox record into the graph store (idempotent by uid) and queue bookkeeping."""
+async def apply_outbox_record(
+    services: Services, record: dict[str, object], *, submit: bool = True
+) -> None:
+    """Write an outbox record into the graph store (idempotent by uid); with `submit`, queue
+    its bookkeeping (else the episode waits, `pending`, for a sweep)."""
     tenant, uid = str(record["tenant"]), str(record["uid"])
     ess = ESS.model_validate(record["ess"]) if record.get("ess") else None
     await services.graph.create_episode(
@@ -181,15 +184,17 @@ async def apply_outbox_record(services: Services, record: dict[str, object]) -> 
         await services.graph.attach_reply(tenant, uid, str(record["agent_text"]))
     if ess is not None:
         await services.graph.set_ess(tenant, uid, ess)
-    services.bookkeeping.submit(tenant, uid)
+    if submit:
+        services.bookkeeping.submit(tenant, uid)
 
 
-async def drain_outbox(services: Services) -> DrainReport:
-    """Replay every waiting outbox record of this data directory into the graph store, in order."""
+async def drain_outbox(services: Services, *, submit: bool = True) -> DrainReport:
+    """Replay every waiting outbox record of this data directory into the graph store, in order
+    (queueing each episode's bookkeeping with `submit`)."""
     outbox, breaker = write_path(services.settings.resolved_outbox_dir)
 
     async def apply(record: dict[str, object]) -> None:
-        await apply_outbox_record(services, record)
+        await apply_outbox_record(services, record, submit=submit)
 
     report = await outbox.drain(apply)
     if report.applied and report.error is None:
