@@ -520,7 +520,9 @@ def heuristic_ess(text: str) -> EvidenceScore:
         )
     )
     score = combined_score(kind, sig) if text else 0.0
-    if is_directive(text):  # however evidence-styled, an instruction to us is not evidence
+    if kind not in MANIPULATIVE_TYPES and is_directive(text):
+        # However evidence-styled, an instruction to the assistant is not evidence (pressure
+        # and the other manipulative kinds already move nothing, and they freeze the sponge).
         kind, score = ReasoningType.NO_ARGUMENT, min(score, 0.05)
     ess = ESS(score=score, reasoning_type=kind, **sig)
     urgency: Urgency = "high" if _URGENT.search(text) else "low"
@@ -538,7 +540,7 @@ def heuristic_ess(text: str) -> EvidenceScore:
 def consistent(value: EvidenceScore, text: str = "") -> EvidenceScore:
     """The model's answer made to follow the stored-ESS rule, and an instruction addressed to
     the assistant made `no_argument` whatever the model said."""
-    if text and is_directive(text):
+    if text and value.reasoning_type not in MANIPULATIVE_TYPES and is_directive(text):
         value = value.model_copy(
             update={"reasoning_type": ReasoningType.NO_ARGUMENT, "score": min(value.score, 0.05)}
         )
