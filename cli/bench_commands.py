@@ -51,3 +51,26 @@ def turn(
 
     parsed = _sizes(sizes)
     run(lambda: bench_turn(sizes=parsed, turns=turns, console=console))
+
+
+def faults(
+    turns: int = typer.Option(1000, min=1, help="Agent turns to acknowledge."),
+    kills: int = typer.Option(25, min=0, help="SIGKILLs of the agent process at random points."),
+    seed: int = typer.Option(1, help="Seed of the fault schedule."),
+    work: str = typer.Option("", help="Working directory (default: a new temporary one)."),
+) -> None:
+    """Acknowledged turns under random SIGKILLs and store outages, then an audit (lost, dups)."""
+    import json
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from bench.faults import bench_faults
+
+    where = Path(work) if work else Path(tempfile.mkdtemp(prefix="mneme-faults-"))
+    report = run(lambda: bench_faults(turns, kills, seed, where))
+    one, five, _ = os.getloadavg()
+    console.print(json.dumps(report.as_dict(), indent=2))
+    console.print(f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}; work dir {where}")
+    if report.lost or report.duplicates or report.orphans or not report.doctor_ok:
+        raise typer.Exit(1)

@@ -60,6 +60,7 @@ bench_app = typer.Typer(help="Benchmarks of the memory layer (numbers, not tests
 bench_app.command("write")(bench_commands.write)
 bench_app.command("search")(bench_commands.search)
 bench_app.command("turn")(bench_commands.turn)
+bench_app.command("faults")(bench_commands.faults)
 app.add_typer(bench_app, name="bench")
 
 
