@@ -127,6 +127,18 @@ def check_message_sizes(payload: Any, limit: int) -> None:
             )
 
 
+def check_schedule(schedule: Any) -> None:
+    """Raise 422 unless `schedule` is a valid cron expression (the server would fail on it)."""
+    from croniter import croniter
+
+    try:
+        valid = isinstance(schedule, str) and bool(schedule.strip()) and croniter.is_valid(schedule)
+    except Exception:
+        valid = False
+    if not valid:
+        raise _fail(422, "schedule must be a cron expression such as '0 9 * * *'")
+
+
 def bind_context(ctx: Auth.types.AuthContext, kwargs: dict[str, Any]) -> None:
     """Make the run's context name the caller; refuse another user (403) or a bad context (422)."""
     context = kwargs.get("context")
@@ -184,6 +196,8 @@ async def create_run(
 @auth.on.crons
 async def crons(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Auth.types.FilterType | None:
     """Crons are owned like threads; a new cron's run payload is bound like a run."""
+    if ctx.action in ("create", "update") and ("schedule" in value or ctx.action == "create"):
+        check_schedule(value.get("schedule"))
     payload = value.get("payload")
     if isinstance(payload, dict):
         check_message_sizes(payload.get("input"), get_settings().max_message_bytes)
