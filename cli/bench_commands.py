@@ -74,3 +74,27 @@ def faults(
     console.print(f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}; work dir {where}")
     if report.lost or report.duplicates or report.orphans or not report.doctor_ok:
         raise typer.Exit(1)
+
+
+def poison(
+    files: list[str] = typer.Argument(  # noqa: B008 - typer reads its defaults this way
+        ..., help="memeval files (e.g. ../shared/bench/*.jsonl)."
+    ),
+) -> None:
+    """Every offline bookkeeping heuristic on every turn of the files; count what raises."""
+    import os
+    from pathlib import Path
+
+    from bench.poison import bench_poison
+
+    report = bench_poison([Path(f) for f in files])
+    one, five, _ = os.getloadavg()
+    console.print(
+        f"{report.episodes} episodes from {len(report.files)} files checked in "
+        f"{report.seconds:.1f} s: {len(report.failed)} made a heuristic raise; "
+        f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}"
+    )
+    for label, why in list(report.failed.items())[:20]:
+        console.print(f"  {label}: {why}", markup=False)
+    if report.failed:
+        raise typer.Exit(1)

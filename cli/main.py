@@ -61,6 +61,7 @@ bench_app.command("write")(bench_commands.write)
 bench_app.command("search")(bench_commands.search)
 bench_app.command("turn")(bench_commands.turn)
 bench_app.command("faults")(bench_commands.faults)
+bench_app.command("poison")(bench_commands.poison)
 app.add_typer(bench_app, name="bench")
 
 
