@@ -108,6 +108,8 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     at = utcnow()
     user_text = stored_user_text(full)
     episode = {"uid": uid, "thread_id": thread, "created_at": at.isoformat(), "chars": size}
+    if "\x00" in user_text:  # no store keeps NUL; say so rather than drop it silently
+        episode["removed_nul"] = user_text.count("\x00")
     outbox, breaker = write_path(settings.resolved_outbox_dir)
     error = error or breaker.last_error or "the graph store failed moments ago"
     if services is not None and breaker.allows():

@@ -304,9 +304,11 @@ def length_note(turn: dict[str, Any], outcome: str) -> str:
 def memory_note(episode: dict[str, Any]) -> str:
     """The fixed note for a turn that was not stored normally ('' when it was)."""
     outcome = str(episode.get("outcome", "stored"))
+    nul = int(episode.get("removed_nul", 0))
+    note = f"\n\n({nul} NUL characters in your message were not kept.)" if nul else ""
     if outcome not in MEMORY_NOTES:
-        return ""
-    return "\n\n" + MEMORY_NOTES[outcome].format(reason=episode.get("reason", "too large"))
+        return note
+    return "\n\n" + MEMORY_NOTES[outcome].format(reason=episode.get("reason", "too large")) + note
 
 
 async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:

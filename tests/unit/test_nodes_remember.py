@@ -9,6 +9,7 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage
 
+import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
 from memory.episodes import drain_outbox
 from memory.outbox import write_path
 from memory.schema import EpisodeStatus
@@ -200,3 +201,10 @@ async def test_store_and_outbox_down_says_not_remembered(
     assert out["episode"]["outcome"] == "not_remembered"
     assert "I'll remember" not in out["reply"]
     assert "will not remember it" in out["reply"]
+
+
+async def test_nul_bytes_are_removed_and_the_reply_says_so(agent_services, offline) -> None:
+    out = await turn("my code is 12\x0034", reply=None)
+    stored = await agent_services.graph.get_episode("alice", out["episode"]["uid"])
+    assert stored.user_text == "my code is 1234"
+    assert "1 NUL characters in your message were not kept" in out["reply"]
