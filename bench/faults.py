@@ -163,7 +163,14 @@ async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultR
     from memory.services import Services
     from memory.settings import Settings
 
-    settings = Settings(_env_file=None, data_dir=work / "data", graph_backend="sqlite")  # type: ignore[call-arg]
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        data_dir=work / "data",
+        graph_backend="sqlite",
+        neo4j_uri=None,
+        qdrant_url=None,
+        qdrant_path=None,
+    )
     services = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
     try:
 

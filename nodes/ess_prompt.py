@@ -20,6 +20,7 @@ from memory.beliefs import recommends_update
 from memory.schema import ESS, MANIPULATIVE_TYPES, ReasoningType
 from memory.services.chat import ChatModels
 from memory.services.usage import Usage
+from nodes.directives import is_directive
 from nodes.keywords import keywords
 from nodes.llm import structured
 
@@ -483,24 +484,6 @@ def topics_of(text: str, limit: int = 3) -> list[str]:
         if w not in _NOT_TOPICS and not w.endswith("ly") and "'" not in w and "-" not in w
     ]
     return words[:limit]
-
-
-_DIRECTIVE = re.compile(
-    r"\b(?:assistants?|ai(?: models?| systems?)?|chatbots?|the (?:model|bot|agent)|language models?|"
-    r"llms?|you)\s+(?:must|should|shall|have to|need to|are (?:required|obliged) to|will now)\b"
-    r"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)?"
-    r"(?:previous|prior|above|earlier|system|safety)?\s*(?:instructions?|rules|prompts?|guidelines)"
-    r"|\bfrom now on,?\s+(?:you|the assistant)\b|\byou are now\b|\bnew instructions?\b"
-    r"|\b(?:reveal|print|show|dump|leak)\b[^.]{0,60}\b(?:system prompt|other users?'?s?|"
-    r"everyone'?s|all (?:users|memories))",
-    _I,
-)
-"""Instructions addressed to the assistant: never evidence, whatever their styling."""
-
-
-def is_directive(text: str) -> bool:
-    """True when the text tells the assistant what to do (an instruction, not an argument)."""
-    return bool(_DIRECTIVE.search(text))
 
 
 def _summary(text: str) -> str:

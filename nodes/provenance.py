@@ -20,7 +20,7 @@ from memory.services import Services
 from memory.services.usage import Usage
 from memory.sponge import add_insight, add_shift, status
 from nodes.belief_assessment import assess_beliefs
-from nodes.ess_prompt import is_directive
+from nodes.directives import is_directive
 
 log = logging.getLogger("mneme.provenance")
 

@@ -7,6 +7,8 @@ langgraph-api 0.16 refuses, so hypothesis drives the requests; docs/decisions.md
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,9 @@ from tests.e2e.test_auth import _stop
 pytestmark = pytest.mark.slow
 
 KEY = "fuzz-key-0123456789abcdef"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RECORD = re.compile(r"^\d{4}-\d{2}-\d{2}T", re.M)
+"""The start of the server's next log record (structlog's timestamp)."""
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 SCALARS = st.one_of(
@@ -67,13 +72,31 @@ class Server:
         self.url, self.log, self.offset = url, log, 0
         self.upstream: list[str] = []
 
-    def blame(self) -> tuple[bool, str]:
-        """Whether the newest traceback in the log runs through mneme's code, and its last line."""
-        text = self.log.read_text(errors="replace")
-        new, self.offset = text[self.offset :], len(text)
-        ours = any(f'File "{ROOT}/' in line and "/.venv/" not in line for line in new.splitlines())
-        last = [line for line in new.splitlines() if line.strip()][-1:] or [""]
-        return ours, last[0][:200]
+    def blame(self, method: str, path: str) -> tuple[bool, str]:
+        """Whether the traceback logged for this 5xx runs through mneme's code, and its error.
+
+        The server logs the request line (`POST /path 500`) and then its traceback, up to the
+        next timestamped record; only that traceback is read, so an earlier, handled one is
+        never mistaken for it.
+        """
+        marker = f"{method} {path} 5"
+        deadline = time.monotonic() + 10
+        segment = ""
+        while time.monotonic() < deadline:
+            text = ANSI.sub("", self.log.read_text(errors="replace"))
+            at = text.find(marker, self.offset)
+            start = text.find("Traceback (most recent call last)", at) if at >= 0 else -1
+            if start >= 0:
+                nxt = RECORD.search(text, start)
+                if nxt is not None or time.monotonic() > deadline - 8:
+                    segment = text[start : nxt.start() if nxt else len(text)]
+                    self.offset = nxt.start() if nxt else len(text)
+                    break
+            time.sleep(0.2)
+        lines = segment.splitlines()
+        ours = any(f'File "{ROOT}/' in line and "/.venv/" not in line for line in lines)
+        errors = [line for line in lines if line.strip() and not line.startswith((" ", "Trace"))]
+        return ours, (errors[-1] if errors else "no traceback logged")[:200]
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +174,7 @@ def test_mutated_requests_never_5xx_in_mneme(
     answer = httpx.request(method, fuzz_server.url + path, json=body, headers=AUTH, timeout=120)
     assert "/tmp/" not in answer.text and "bolt://" not in answer.text
     if answer.status_code >= 500:
-        ours, last = fuzz_server.blame()
+        ours, last = fuzz_server.blame(method, path)
         assert not ours, (method, path, body, last)
         fuzz_server.upstream.append(f"{method} {path}: {last}")
 

@@ -14,7 +14,8 @@ from memory.beliefs import list_active_beliefs
 from memory.schema import ReasoningType
 from memory.services import ChatModels, Services
 from memory.sponge import load_state
-from nodes.ess_prompt import heuristic_ess, is_directive
+from nodes.directives import is_directive
+from nodes.ess_prompt import heuristic_ess
 from nodes.respond import beliefs_block
 from tests.conftest import installed
 
