@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,9 +63,27 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         url = f"http://127.0.0.1:{port}"
         wait_http(f"{url}/ok", proc, 180, log)
+        DATABASES[url] = tmp / "data" / "graph.sqlite3"
         yield url
     finally:
         _stop(proc)
+
+
+DATABASES: dict[str, Path] = {}
+"""Each keyed server's SQLite file, read here (read-only) to check whose episodes a run used."""
+
+
+def tenants_of(url: str, uids: set[str]) -> set[str]:
+    """The tenants that own these episode uids, read from the server's store."""
+    if not uids:
+        return set()
+    with sqlite3.connect(f"file:{DATABASES[url]}?mode=ro", uri=True, timeout=10) as conn:
+        marks = ",".join("?" * len(uids))
+        rows = conn.execute(
+            f"SELECT DISTINCT tenant FROM episodes WHERE uid IN ({marks})",  # noqa: S608
+            sorted(uids),
+        ).fetchall()
+    return {r[0] for r in rows}
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -141,8 +160,9 @@ def test_random_operations_never_cross_tenants(
                 asked = run(client, user, "What is my password hint and locker code?", None)
                 assert asked.status_code == 200, asked.text
                 final = asked.json()
+                world.episodes[user].add(final["episode"]["uid"])  # the question is a turn too
                 used = {m["episode_uid"] for m in final.get("memories", [])}
-                assert used <= world.episodes[user] | {final["episode"]["uid"]}
+                assert tenants_of(keyed_server, used) <= {user}  # only the caller's memories
                 reply = final["messages"][-1]["content"]
                 for other, secret in SECRETS.items():
                     if other != user:
@@ -154,7 +174,10 @@ def test_random_operations_never_cross_tenants(
             elif op == "search":
                 found = client.post("/threads/search", headers=headers(user), json={"limit": 1000})
                 assert found.status_code == 200
-                assert all(world.threads.get(t["thread_id"]) == user for t in found.json())
+                for t in found.json():  # the user's threads, and the temporary ones of
+                    # their stateless runs (owned too; deleted once the run completes)
+                    assert t["metadata"].get("owner") == user
+                    assert world.threads.get(t["thread_id"], user) == user
             elif op == "delete" and target is not None:
                 gone = client.delete(f"/threads/{target}", headers=headers(user))
                 if owner == user and target not in world.deleted:
