@@ -40,7 +40,7 @@ from memory.embeddings import Embedder, build_embedder
 from memory.episodes import remember
 from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
-from memory.schema import SCHEMA_VERSION, as_utc, utcnow
+from memory.schema import SCHEMA_VERSION, as_utc, episode_uid, utcnow
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
@@ -150,6 +150,8 @@ class Ingested:
     episodes: int = 0
     duplicates: int = 0
     seconds: float = 0.0
+    failed: dict[str, str] = field(default_factory=dict)
+    """Episodes whose bookkeeping raised (uid -> error); the ingest carries on."""
 
 
 def _ingested_json(ingested: Ingested) -> dict[str, Any]:
@@ -160,6 +162,7 @@ def _ingested_json(ingested: Ingested) -> dict[str, Any]:
         "episodes": ingested.episodes,
         "duplicates": ingested.duplicates,
         "seconds": ingested.seconds,
+        "failed": ingested.failed,
     }
 
 
@@ -171,6 +174,7 @@ def _ingested_from(row: dict[str, Any]) -> Ingested:
         episodes=int(row["episodes"]),
         duplicates=int(row["duplicates"]),
         seconds=float(row["seconds"]),
+        failed={str(k): str(v) for k, v in (row.get("failed") or {}).items()},
     )
 
 
@@ -276,21 +280,26 @@ async def ingest(
             at = base + n * TURN_SPACING
             clock = at
             assessment = await assess_turn(user_text, [], chat=services.chat, usage=Usage())
+            thread = f"session-{index + 1}"
             done = await remember(
                 services,
                 tenant=tenant,
-                thread_id=f"session-{index + 1}",
+                thread_id=thread,
                 user_text=user_text,
                 agent_text=agent_text,
                 at=at,
                 ess=assessment.evidence.record() if user_text.strip() else None,
+                uid=episode_uid(tenant, thread, f"turn:{n}"),
             )
             result.turn_ids.setdefault(done.uid, []).extend(ids)
             if done.duplicate:
                 result.duplicates += 1
                 continue
             result.episodes += 1
-            await bookkeep(services, tenant, done.uid)
+            try:
+                await bookkeep(services, tenant, done.uid)
+            except Exception as exc:  # reported with the conversation, never fatal
+                result.failed[done.uid] = f"{type(exc).__name__}: {exc}"[:300]
     result.last = clock or utcnow()
     result.seconds = time.perf_counter() - start
     return result
@@ -483,7 +492,8 @@ async def _run_eval(
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     ingest_s = 0.0
-    turns = episodes = duplicates = reused = 0
+    turns = episodes = duplicates = reused = unindexed = 0
+    failed_conversations: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="mneme-eval-") as tmp:
             for n, conv in enumerate(conversations, start=1):
@@ -506,7 +516,13 @@ async def _run_eval(
                     else:
                         if progress:
                             progress(f"ingest {n}/{len(conversations)}", 0, 1)
-                        ingested = await ingest(services, tenant, conv, bookkeep)
+                        try:
+                            ingested = await ingest(services, tenant, conv, bookkeep)
+                        except Exception as exc:  # reported in the summary; the rest go on
+                            failed_conversations.append(
+                                {"conversation": n, "error": f"{type(exc).__name__}: {exc}"[:300]}
+                            )
+                            continue
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
                             _save_ingest(work, stored, ingested)
@@ -515,6 +531,7 @@ async def _run_eval(
                     turns += len(ingested.order)
                     episodes += ingested.episodes
                     duplicates += ingested.duplicates
+                    unindexed += len(ingested.failed)
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
                         now = _parse_date(q.get("date")) or last
@@ -559,6 +576,8 @@ async def _run_eval(
             "duplicates": duplicates,
             "ms_per_turn": 1000.0 * ingest_s / turns if turns else 0.0,
             "reused": reused,
+            "failed_episodes": unindexed,
+            "failed_conversations": failed_conversations,
         },
         "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},
         "conversations": len(conversations),
