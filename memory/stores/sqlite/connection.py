@@ -92,6 +92,15 @@ def _schema_version(conn: Conn) -> int | None:
     return None if row is None else int(row[0])
 
 
+def _add_columns(conn: Conn, migrations: Sequence[tuple[str, str]]) -> None:
+    """Add each missing column to its table, when the table exists (inside a transaction)."""
+    for table, definition in migrations:
+        # Table and column names come from our own DDL, never from input.
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+        if have and definition.split()[0] not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {definition}")
+
+
 def _ping(conn: Conn) -> None:
     # Taking the write lock proves the file and its directory are writable, and writes nothing.
     conn.execute("BEGIN IMMEDIATE")
@@ -103,6 +112,9 @@ class SqliteConnection:
 
     ddl: ClassVar[tuple[str, ...]] = DDL
     """Every table and index, in order; the composite store sets it from the kind modules."""
+    migrations: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """Columns added since the first schema version, as (table, column definition): added to
+    an older file's existing tables before the DDL runs (whose indexes may use them)."""
 
     # Why stdlib sqlite3 on one worker thread rather than aiosqlite: each operation (a whole
     # transaction) is one call on the thread that owns the connection, so no other coroutine can
@@ -207,7 +219,8 @@ class SqliteConnection:
                     f"this mneme's {SCHEMA_VERSION}; upgrade mneme, or set MNEME_SQLITE_PATH to "
                     "another file"
                 )
-            # Older versions: migrations go here when version 2 exists; version 1 is the first.
+            if found is not None and found < SCHEMA_VERSION:
+                _add_columns(conn, self.migrations)
             for statement in self.ddl:
                 conn.execute(statement)
             conn.execute(
