@@ -57,12 +57,14 @@ WRITE_PATH = (
     "memory.contextual",
     "memory.embeddings",
     "memory.episodes",
+    "memory.knowledge",
     "memory.schema",
     "memory.sparse",
     "memory.stores.graph.beliefs",
     "memory.stores.graph.entities",
     "memory.stores.graph.episodes",
     "memory.stores.graph.facts",
+    "memory.stores.graph.features",
     "memory.stores.graph.fields",
     "memory.stores.graph.inputs",
     "memory.stores.graph.snapshots",
@@ -75,12 +77,17 @@ WRITE_PATH = (
     "memory.stores.sqlite.entities",
     "memory.stores.sqlite.episodes",
     "memory.stores.sqlite.facts",
+    "memory.stores.sqlite.features",
     "memory.stores.sqlite.rows",
     "memory.stores.sqlite.snapshots",
     "memory.stores.sqlite.tenant_state",
     "memory.stores.sqlite.topics",
     "nodes.bookkeeping",
     "nodes.extract",
+    "nodes.fact_lexicon",
+    "nodes.fact_patterns",
+    "nodes.fact_text",
+    "nodes.knowledge",
     "nodes.provenance",
     "nodes.reflection",
     "nodes.route",
@@ -346,14 +353,17 @@ async def llm_rerank(
     services: Services, question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
-    listwise order), then the rest of the candidates in score order."""
+    listwise order), then the rest of the candidates in score order; a fact stands for the
+    episodes that state it."""
     from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
     result = await rank(question, candidates, route, chat=services.chat, usage=usage)
-    first = [m["episode_uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    first = [m["uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    by_uid = {c.uid: c for c in found}
     kept = set(first)
-    return first + [c.episode_uid for c in found if c.episode_uid not in kept]
+    order = first + [c.uid for c in found if c.uid not in kept]
+    return [s for uid in order for s in by_uid[uid].sources]
 
 
 def llm_summary(chat: ChatModels) -> dict[str, Any]:
@@ -526,7 +536,8 @@ async def _run_eval(
                             services, tenant, queries, recipe, now, signal_weights=weights
                         )
                         latencies.append((time.perf_counter() - start) * 1000.0)
-                        uids = [c.episode_uid for c in found]
+                        # A fact stands for the episodes that state it.
+                        uids = [s for c in found for s in c.sources]
                         if llm and route is not None:  # the rerank node's order (not timed)
                             uids = await llm_rerank(services, question, found, route, usage)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node

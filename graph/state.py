@@ -76,6 +76,12 @@ class BookkeepingState(TypedDict, total=False):
     """Chunks, questions, topics and entities (`nodes.extract.Extraction` as a dict)."""
     fallback: bool
     """True when the extraction is the heuristic one."""
+    window: list[str]
+    """Uids of the episodes before this one in its thread that the extraction saw."""
+    known: dict[str, str]
+    """The known facts shown to the model, id in the prompt (`K1`) to fact uid."""
+    facts: dict[str, Any]
+    """What the knowledge stage did: facts stored, cited and superseded."""
     derivatives: int
     """Derivative points indexed."""
     questions: int

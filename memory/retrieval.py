@@ -6,7 +6,9 @@ query → their episodes). Hits collapse to episodes (best point per list); the 
 relevance (weighted scores, or RRF); a time window named by the question boosts what falls inside
 it; graph proximity and a non-LLM rerank (query-term coverage) adjust it; neighbours along
 TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry provenance: the
-fragments and prospective questions that matched, and the score parts.
+fragments and prospective questions that matched, and the score parts. Facts (the `knowledge`
+collection) are searched in the same passes and ranked beside the episodes, conflict-aware, by
+`memory.fact_search`; a fact candidate carries its source episodes.
 
 No prompts and no LangGraph here; the LLM rerank is the agent's `rerank` node.
 """
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.associative import Association, associate
 from memory.contextual import CONTEXT_ROLE, speaker_label
+from memory.fact_search import FactHit, FactHits, FactPool, gather_facts, subjects_named
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
@@ -67,6 +70,14 @@ class Candidate:
     in_window: bool = False
     """Created inside a time window the question names."""
     salience: float = 0.5
+    kind: Literal["episode", "fact"] = "episode"
+    uid: str = ""
+    """The result's own uid: the episode's, or the fact's."""
+    sources: list[str] = field(default_factory=list)
+    """The episodes it comes from: the episode itself, or the episodes that state the fact."""
+    fact: dict[str, Any] | None = None
+    """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
+    found (`via`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly copy (datetimes as ISO strings)."""
@@ -125,6 +136,7 @@ class _Pass:
     relevance: dict[str, float]
     acc: dict[str, _Episode]
     association: Association
+    facts: FactHits = field(default_factory=FactHits)
 
 
 async def _run_pass(
@@ -177,12 +189,33 @@ async def _run_pass(
         if sparse_vec is not None and sparse_vec.indices:
             jobs.append(("sparse", kind))
             calls.append(vectors.search(kind, tenant, sparse=sparse_vec, limit=limit, filter=flt))
+    if recipe.facts:  # the facts surface, searched in the same pass (no time filter: facts
+        # hold over spans, their history is handled by `memory.fact_search`)
+        fact_limit = max(1, recipe.max_facts * 2)
+        if dense_vec is not None:
+            jobs.append(("dense", "knowledge"))
+            calls.append(
+                vectors.search(
+                    "knowledge",
+                    tenant,
+                    dense=dense_vec,
+                    limit=fact_limit,
+                    score_threshold=recipe.similarity_floor,
+                )
+            )
+        if sparse_vec is not None and sparse_vec.indices:
+            jobs.append(("sparse", "knowledge"))
+            calls.append(vectors.search("knowledge", tenant, sparse=sparse_vec, limit=fact_limit))
     results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
+    fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()
 
     acc: dict[str, _Episode] = {}
     lists: dict[str, list[str]] = {"dense": [], "sparse": []}
-    for (mode, _kind), hits in zip(jobs, results, strict=True):
+    for (mode, kind), hits in zip(jobs, results, strict=True):
+        if kind == "knowledge":
+            fact_hits.add(mode, hits)
+            continue
         for hit in hits:
             payload = hit.payload
             if not recipe.contextual and payload.get("role") == CONTEXT_ROLE:
@@ -203,6 +236,7 @@ async def _run_pass(
                 ep.fragments[text] = max(ep.fragments.get(text, 0.0), hit.score)
     for uid in association.pointers:
         acc.setdefault(uid, _Episode())
+    fact_hits.sparse_scale = max((ep.sparse for ep in acc.values() if ep.sparse), default=0.0)
 
     for mode in ("dense", "sparse"):
         ranked = sorted(
@@ -223,7 +257,7 @@ async def _run_pass(
             created = _created(acc[uid].payload)
             if created is not None and window.contains(created):
                 relevance[uid] += recipe.time_boost
-    return _Pass(relevance=relevance, acc=acc, association=association)
+    return _Pass(relevance=relevance, acc=acc, association=association, facts=fact_hits)
 
 
 def _fuse(
@@ -300,6 +334,14 @@ async def retrieve(
         for uid, value in p.association.proximity.items():
             proximity[uid] = max(proximity.get(uid, 0.0), value)
 
+    pool = (
+        await gather_facts(services, tenant, [p.facts for p in passes], recipe, queries, cutoff)
+        if recipe.facts
+        else FactPool()
+    )
+    for uid, factor in pool.demote.items():  # turns that stated only superseded facts
+        if uid in relevance:
+            relevance[uid] *= factor
     order = sorted(relevance, key=lambda u: (-relevance[u], u))
     depth = max(recipe.max_candidates, recipe.rerank_depth if recipe.rerank else 0)
     top = order[:depth]
@@ -333,8 +375,44 @@ async def retrieve(
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
         out += await _neighbours(services, tenant, out, recipe, cutoff)
-        out.sort(key=lambda c: (-c.score, c.episode_uid))
+    if pool.facts:
+        about = subjects_named(queries, [n for p in passes for n in p.association.entities])
+        hits = await pool.rank(services, tenant, best, recipe, queries, about)
+        out += [_fact_candidate(h) for h in hits]
+    out.sort(key=lambda c: (-c.score, c.uid))
     return out
+
+
+def _fact_candidate(hit: FactHit) -> Candidate:
+    """A fact as a retrieval candidate; `episode_uid` is its first source."""
+    f = hit.fact
+    learned = as_utc(f.learned_at or f.valid_from)
+    return Candidate(
+        episode_uid=hit.sources[0] if hit.sources else "",
+        score=hit.score,
+        similarity=None,
+        created_at=learned,
+        thread_id="",
+        content=f.text,
+        fragments=[f.text],
+        relevance=hit.relevance,
+        kind="fact",
+        uid=f.uid,
+        sources=list(hit.sources),
+        fact={
+            "kind": f.kind.value,
+            "subject": f.subject,
+            "attribute": f.attribute,
+            "value": f.value,
+            "valid_from": as_utc(f.valid_from).isoformat(),
+            "valid_to": as_utc(f.valid_to).isoformat() if f.valid_to else None,
+            "current": f.superseded_by is None,
+            "superseded_by": f.superseded_by,
+            "confidence": f.confidence,
+            "grounding": f.grounding,
+            "via": hit.via,
+        },
+    )
 
 
 def _candidate(
@@ -376,6 +454,8 @@ def _candidate(
         proximity=proximity,
         in_window=any(w.contains(created) for w in windows),
         salience=episode.salience,
+        uid=episode.uid,
+        sources=[episode.uid],
     )
 
 
@@ -426,6 +506,8 @@ async def _neighbours(
                     signals=episode.ess.signals() if episode.ess else {},
                     relevance=seed.relevance * recipe.neighbour_decay / abs(n.offset),
                     salience=episode.salience,
+                    uid=episode.uid,
+                    sources=[episode.uid],
                 )
             )
     return out

@@ -1,4 +1,6 @@
-"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> link (one episode).
+"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge) -> link.
+
+`knowledge` (facts with supersession) lives in `nodes.knowledge` beside its heuristic.
 
 Each is a small async function of (state, runtime) returning a partial update of
 `graph.state.BookkeepingState`; `graph/bookkeeping.py` wires them, and that graph is the one
@@ -25,7 +27,8 @@ from memory.schema import EntityType, Episode, EpisodeStatus
 from memory.services import Services, get_services
 from memory.services.usage import Usage
 from memory.stores.base import NotFound
-from nodes.extract import Extraction, derivatives_from, extract, topic_slugs
+from nodes.extract import Extraction, derivatives_from, extract, topic_slugs, window_lines
+from nodes.knowledge import known_facts, read_window
 from nodes.provenance import belief_provenance
 from nodes.reflection import reflect
 
@@ -52,16 +55,27 @@ async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
 
 
 async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Chunks, prospective questions, topics and entities (one LLM call, heuristic fallback)."""
+    """Chunks, prospective questions, topics, entities and facts (one LLM call, heuristic
+    fallback), seeing the episode in its window of the thread and, with an LLM, the known facts
+    that may bear on it."""
     ctx = context_of(runtime.context)
     services, episode = await _current(state, runtime)
     usage = Usage()
+    previous = await read_window(services, episode)
+    known = [] if services.chat.offline else await known_facts(services, episode)
     extraction, fallback = await extract(
-        episode, chat=services.chat, usage=usage, model=ctx.model_structured
+        episode,
+        chat=services.chat,
+        usage=usage,
+        model=ctx.model_structured,
+        window=window_lines(previous),
+        known=known,
     )
     return {
         "extraction": extraction.model_dump(mode="json"),
         "fallback": fallback,
+        "window": [e.uid for e in previous],
+        "known": {ref: fact.uid for ref, fact in known},
         "usage": usage.update(),
     }
 
