@@ -11,7 +11,14 @@ import logging
 
 import typer
 
-from cli import agent_commands, belief_commands, bench_commands, eval_commands, store_commands
+from cli import (
+    agent_commands,
+    belief_commands,
+    bench_commands,
+    eval_commands,
+    knowledge_commands,
+    store_commands,
+)
 
 app = typer.Typer(
     name="mneme",
@@ -33,7 +40,9 @@ def _root(
 
 app.command()(agent_commands.demo)
 app.command()(agent_commands.chat)
-app.command()(agent_commands.recall)
+app.command()(knowledge_commands.recall)
+app.command()(knowledge_commands.ingest)
+app.command()(knowledge_commands.facts)
 app.command()(belief_commands.beliefs)
 app.command()(belief_commands.snapshot)
 app.command()(store_commands.setup)
@@ -55,3 +64,7 @@ app.add_typer(bench_app, name="bench")
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from memory.ranking import coverage
 from memory.recipes import Recipe
-from memory.schema import USER_SUBJECT, Fact, FactKind, as_utc, normalise_text
+from memory.schema import GROUNDING_MIN, USER_SUBJECT, Fact, FactKind, as_utc, normalise_text
 from memory.sparse import tokenize
 from memory.stores.base import VectorHit
 
@@ -162,8 +162,10 @@ class FactPool:
             if recipe.rerank:
                 text = f"{f.text} {self.lent.get(uid, '')}"
                 score += recipe.rerank_weight * coverage(q_tokens, text)
-            if f.superseded_by is None:
+            if self.via[uid] == "successor":
                 score += recipe.current_boost
+            elif f.superseded_by is None:
+                pass
             elif self.past:
                 score += recipe.history_boost
             else:
@@ -277,17 +279,28 @@ async def gather_facts(
     return pool
 
 
+def applies(instruction: Fact, q_tokens: Collection[str]) -> bool:
+    """True when a request (its sparse tokens) touches the instruction's scope: its concepts
+    ("code", "function", ...) or its value ("python")."""
+    scope = set(tokenize(" ".join(instruction.concepts))) | set(tokenize(instruction.value))
+    return bool(scope & set(q_tokens))
+
+
+async def standing_instructions(
+    services: Services, tenant: str, request: str, now: datetime
+) -> list[Fact]:
+    """Every current, grounded standing instruction of the tenant: those that apply to
+    `request` first, then the rest, each group newest first."""
+    current = await services.graph.list_facts(tenant, kinds=[FactKind.INSTRUCTION])
+    q_tokens = set(tokenize(request))
+    kept = [f for f in current if _learned(f) <= as_utc(now) and f.grounding >= GROUNDING_MIN]
+    return sorted(kept, key=lambda f: (not applies(f, q_tokens), -_learned(f).timestamp(), f.uid))
+
+
 async def _instructions(
     services: Services, tenant: str, queries: Sequence[str], cutoff: datetime
 ) -> list[Fact]:
-    """Current standing instructions whose concepts or words the request touches."""
+    """Current standing instructions whose concepts or value the request touches."""
     current = await services.graph.list_facts(tenant, kinds=[FactKind.INSTRUCTION])
     q_tokens = set().union(*(set(tokenize(q)) for q in queries))
-    out = []
-    for f in current:
-        if as_utc(f.learned_at or f.valid_from) > cutoff:
-            continue
-        scope = set(tokenize(" ".join(f.concepts))) | set(tokenize(f.value))
-        if q_tokens & scope:
-            out.append(f)
-    return out
+    return [f for f in current if _learned(f) <= cutoff and applies(f, q_tokens)]

@@ -85,8 +85,9 @@ class Recipe:
     successors: bool = True
     """A superseded fact that matches lends its relevance to its current successor."""
     current_boost: float = 0.1
-    """Added to the score of a current (not superseded) fact."""
-    subject_boost: float = 0.2
+    """Added to a current fact that inherited its relevance from a superseded one it replaced
+    (see `successors`), so that it outranks the stale fact and the turn that stated it."""
+    subject_boost: float = 0.15
     """A fact about whom the question is about (the user for "I"/"my", or a person it names)
     scores (1 + this) x its relevance, as `speaker_boost` does for turns."""
     stale_factor: float = 0.5

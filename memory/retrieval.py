@@ -378,21 +378,24 @@ async def retrieve(
     if pool.facts:
         about = subjects_named(queries, [n for p in passes for n in p.association.entities])
         hits = await pool.rank(services, tenant, best, recipe, queries, about)
-        out += [_fact_candidate(h) for h in hits]
+        firsts = [h.sources[0] for h in hits if h.sources]
+        threads = {e.uid: e.thread_id for e in await services.graph.get_episodes(tenant, firsts)}
+        out += [_fact_candidate(h, threads) for h in hits]
     out.sort(key=lambda c: (-c.score, c.uid))
     return out
 
 
-def _fact_candidate(hit: FactHit) -> Candidate:
-    """A fact as a retrieval candidate; `episode_uid` is its first source."""
+def _fact_candidate(hit: FactHit, threads: Mapping[str, str]) -> Candidate:
+    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's."""
     f = hit.fact
     learned = as_utc(f.learned_at or f.valid_from)
+    first = hit.sources[0] if hit.sources else ""
     return Candidate(
-        episode_uid=hit.sources[0] if hit.sources else "",
+        episode_uid=first,
         score=hit.score,
         similarity=None,
         created_at=learned,
-        thread_id="",
+        thread_id=threads.get(first, ""),
         content=f.text,
         fragments=[f.text],
         relevance=hit.relevance,
