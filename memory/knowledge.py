@@ -175,14 +175,20 @@ def is_single_valued(attribute: str) -> bool:
 
 
 def mentions(fact: Fact, term: str) -> bool:
-    """True when the fact's value or text names `term` (a word of it, or the same drink family)."""
-    words = set(tokenize(term))
+    """True when the fact's value or text names `term`: a word of it (or a word sharing its
+    first four letters or more, "nursing" and "nurse"), or the same drink family."""
+    words = {w for w in tokenize(term) if len(w) > 1}
     if not words:
         return False
     have = set(tokenize(f"{fact.value} {fact.text}"))
-    if words & have:
+    if words & have or any(_stem_match(w, h) for w in words for h in have):
         return True
     return bool(_families(term) & _families(f"{fact.value} {fact.text}"))
+
+
+def _stem_match(a: str, b: str) -> bool:
+    short, long = sorted((a, b), key=len)
+    return len(short) >= 4 and long.startswith(short)
 
 
 DRINK_FAMILIES = {
@@ -252,14 +258,21 @@ async def integrate(
 
 
 def _batch_dedup(props: Sequence[Proposition], vectors: np.ndarray) -> list[int]:
-    """Indexes of the propositions to keep: of near-duplicates, the more confident (then first)."""
+    """Indexes of the propositions to keep: of near-duplicates (same subject, and the same
+    attribute when both have one), the more confident (then the first)."""
     sims = vectors @ vectors.T
     order = sorted(range(len(props)), key=lambda i: (-props[i].confidence, i))
     kept: list[int] = []
     for i in order:
-        if all(sims[i, j] <= BATCH_DUP for j in kept):
+        if all(sims[i, j] <= BATCH_DUP or not _same_claim(props[i], props[j]) for j in kept):
             kept.append(i)
     return sorted(kept)
+
+
+def _same_claim(a: Proposition, b: Proposition) -> bool:
+    if normalise_text(a.subject) != normalise_text(b.subject):
+        return False
+    return not a.attribute or not b.attribute or a.attribute == b.attribute
 
 
 async def _integrate_one(

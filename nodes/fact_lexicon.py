@@ -79,6 +79,17 @@ CAR_WORDS = frozenset(
 PHONE_WORDS = frozenset(
     "phone smartphone iphone pixel galaxy samsung oneplus xiaomi nokia motorola huawei".split()
 )
+INSTRUMENTS = frozenset(
+    """guitar piano violin viola cello drums drum ukulele saxophone sax flute clarinet bass
+    trumpet trombone harp keyboard accordion banjo mandolin harmonica oboe""".split()
+)
+WORKPLACES = frozenset(
+    """school hospital university college company startup start-up bank firm agency clinic
+    restaurant cafe café shop store factory office lab laboratory studio charity council
+    ministry hotel bakery library museum airline airport warehouse pharmacy practice nursery
+    garage salon gym newspaper magazine""".split()
+)
+"""Nouns that end the name of a workplace written in lower case ("a secondary school")."""
 PROGRAMMING = frozenset(
     """typescript javascript python java kotlin swift rust go golang ruby php scala haskell
     elixir c c++ c# csharp sql bash r julia dart lua perl""".split()
@@ -105,7 +116,7 @@ INSTRUCTION_SCOPES: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     ),
     "units": (
         frozenset("metric imperial celsius fahrenheit kilometres miles kilograms pounds".split()),
-        ("units", "measurement"),
+        ("units", "measurement", "temperature", "distance", "weight", "speed"),
     ),
 }
 """Instruction topics: the words that identify each, and the concepts a request must touch for
@@ -113,6 +124,14 @@ the instruction to apply ("code" applies to a request to write a function). Topi
 concepts of their own (length, format, language, tone) apply to every answer."""
 GENERAL_SCOPES = frozenset({"length", "format", "language", "tone", "name"})
 
+STANDING = (
+    r"(?i)\b(always|never|from now on|going forward|in (?:the )?future|by default|every time|"
+    r"whenever|each time|no more|stop|keep (?:your|the|it|them|answers|replies|things)|prefer|"
+    r"instead|switch to|change to|stick to|go back to|call me|refer to me|address me|no need to|"
+    r"(?:don't|do not) (?:ever|use|write|give|call|answer|reply|add|include|bother)|"
+    r"(?:don't|do not) have to|any ?more)\b"
+)
+"""Words that make a request to the assistant a standing one, not a one-off."""
 HEDGES = frozenset("maybe perhaps probably might possibly guess suppose".split())
 AFFIRMATIONS = (
     "yes",

@@ -35,24 +35,46 @@ def attribute_key(phrase: str) -> str:
     return " ".join(sorted(dict.fromkeys(words))[:3])
 
 
-def category_of(text: str, *, habit: bool = False) -> str | None:
-    """The attribute a thing or an activity belongs to (`car`, `phone`, `habit:exercise`, ...)."""
-    words = re.findall(r"[a-z][a-z\-]*", text.lower())
-    if not habit:
-        if any(w in lex.PHONE_WORDS for w in words):
-            return "phone"
-        if any(w in lex.CAR_WORDS for w in words):
-            return "car"
-        if any(w in ("bike", "bicycle", "motorbike", "scooter") for w in words):
-            return "bike"
-        if any(w in ("laptop", "computer", "pc", "macbook", "notebook") for w in words):
-            return "computer"
-        return None
-    if any(w in lex.EXERCISE for w in words):
-        return "habit:exercise"
-    if any(w in lex.DRINK_WORDS for w in words):
-        return "habit:drink"
-    return None
+_THING_ATTRIBUTES = (
+    ("phone", lex.PHONE_WORDS),
+    ("car", lex.CAR_WORDS),
+    ("bike", frozenset("bike bicycle motorbike scooter".split())),
+    ("computer", frozenset("laptop computer pc macbook notebook".split())),
+)
+_OTHER_ATTRIBUTES = (
+    ("diet", lex.DIETS | {"diet"}),
+    ("learning:instrument", lex.INSTRUMENTS),
+    ("learning:language", lex.LANGUAGES),
+)
+_HABIT_ATTRIBUTES = (("habit:exercise", lex.EXERCISE), ("habit:drink", lex.DRINK_WORDS))
+
+
+def attribute_of(text: str, *, things: bool = False, habits: bool = False) -> str | None:
+    """The attribute a thing, activity or phrase belongs to (`car`, `phone`, `diet`,
+    `learning:language`, `habit:exercise`, ...), or None. `habits` looks at activities first
+    ("golf" the sport), `things` only at possessions ("a Golf" the car)."""
+    words = set(re.findall(r"[a-z][a-z\-]*", text.lower()))
+    order: tuple[tuple[str, frozenset[str]], ...]
+    if things:
+        order = _THING_ATTRIBUTES
+    elif habits:
+        order = _HABIT_ATTRIBUTES + _OTHER_ATTRIBUTES + _THING_ATTRIBUTES
+    else:
+        order = _THING_ATTRIBUTES + _OTHER_ATTRIBUTES + _HABIT_ATTRIBUTES
+    return next((name for name, lexicon in order if words & lexicon), None)
+
+
+_DETERMINERS = re.compile(
+    r"(?i)^(?:(?:a|an|the|my|our|his|her|their|some|used|new|old|second-hand|brand-new|brand new|"
+    r"little|big|first|proper)\s+)+"
+)
+
+
+def clean_value(value: str) -> str:
+    """A value without leading articles and adjectives of state ("a used Tesla" -> "Tesla")."""
+    out = _DETERMINERS.sub("", value.strip())
+    out = re.sub(r"(?i)\s+(?:instead|too|as well|now|again|anymore)$", "", out)
+    return out.strip(" ,;:")
 
 
 def activity_of(text: str) -> str:
@@ -86,7 +108,7 @@ def concepts_for(kind: FactKind, attribute: str, value: str) -> list[str]:
         "goal": ("goal",),
         "pet": ("pet",),
     }
-    out = list(words.get(head, ()))
+    out = list(words.get(head, (head,) if head and kind is FactKind.ATTRIBUTE else ()))
     if kind is FactKind.RELATIONSHIP:
         out = list(words["partner"]) if head == "partner" else [head, "relationship"]
     if kind is FactKind.INSTRUCTION:
@@ -134,7 +156,7 @@ def _agree(text: str) -> str:
     """Third-person verbs after the subject mark: "\x01 live" -> "\x01 lives"."""
     adverbs = "|".join(sorted(lex.ADVERBS))
     pattern = re.compile(
-        rf"({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+)(n't)?\b", re.IGNORECASE
+        rf"(?<!and )({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+)(n't)?\b", re.IGNORECASE
     )
 
     def fix(m: re.Match[str]) -> str:
@@ -146,7 +168,7 @@ def _agree(text: str) -> str:
             return lead + lex.IRREGULAR_THIRD[low]
         if (
             low in lex.NOT_PRESENT
-            or low in ("is", "has", "does", "goes", "not", "to", "and", "also")
+            or low in ("is", "has", "does", "goes", "not", "to", "and", "also", "or")
             or low.endswith(("ed", "s"))
             or low in lex.ADVERBS
         ):
@@ -277,7 +299,8 @@ def confirmations(text: str, previous: str) -> str:
 __all__ = [
     "absolute_dates",
     "attribute_key",
-    "category_of",
+    "attribute_of",
+    "clean_value",
     "concepts_for",
     "confirmations",
     "render",
