@@ -192,7 +192,9 @@ def _stem_match(a: str, b: str) -> bool:
 
 
 DRINK_FAMILIES = {
-    "coffee": frozenset(tokenize("coffee espresso latte cappuccino americano")),
+    "coffee": frozenset(
+        tokenize("coffee espresso latte cappuccino americano mocha macchiato cortado flat white")
+    ),
     "tea": frozenset(tokenize("tea matcha chai")),
 }
 """Drinks by family (sparse tokens): quitting coffee ends a habit of espressos."""
@@ -208,7 +210,8 @@ def conflicts(new: Proposition, old: Fact) -> bool:
     if normalise_text(new.subject) != normalise_text(old.subject):
         return False
     if new.replaces and old.attribute and mentions(old, new.replaces):
-        return not new.attribute or new.attribute == old.attribute
+        same_family = new.attribute.split(":")[0] == old.attribute.split(":")[0]
+        return not new.attribute or new.attribute == old.attribute or same_family
     if not new.attribute or new.attribute != old.attribute:
         return False
     if new.ends:

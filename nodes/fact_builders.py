@@ -138,7 +138,7 @@ def diet(m: re.Match[str], said: Said) -> list[Hit]:
 def favourite(m: re.Match[str], said: Said) -> list[Hit]:
     """ "My favourite band is Radiohead", "Dune is now my favourite film"."""
     thing = attribute_key(_group(m, "thing"))
-    thing = {"movie": "film", "movies": "film", "films": "film"}.get(thing, thing)
+    thing = lex.FAVOURITE_SYNONYMS.get(thing, thing)
     value = clean_value(_group(m, "v"))
     return [Hit(K.PREFERENCE, f"favourite:{thing}", value)] if thing and value else []
 
@@ -154,7 +154,9 @@ def likes(m: re.Match[str], said: Said) -> list[Hit]:
 
 def pet(m: re.Match[str], said: Said) -> list[Hit]:
     """ "My cat Luna", "we adopted a beagle called Max"."""
-    animal = _group(m, "animal").lower().rstrip("s")
+    words = _group(m, "animal").lower().split()
+    known = [w for w in words if w in lex.ANIMALS]
+    animal = (known or words or ["pet"])[-1].rstrip("s")
     person = _group(m, "n")
     return [
         Hit(K.ATTRIBUTE, f"pet:{animal}", person if is_name(person) else animal, confidence=0.75)
@@ -173,9 +175,20 @@ def replacement(m: re.Match[str], said: Said) -> list[Hit]:
     cancelled Lisbon and booked Rome": the new value replaces the old one."""
     old, new = clean_value(_group(m, "old")), clean_value(_group(m, "v"))
     verb = _group(m, "verb").lower()
-    value = f"{verb} {new}" if verb in ("teach", "work", "study") else new
-    attribute = attribute_of(new) or attribute_of(old) or ""
-    return [Hit(K.ATTRIBUTE, attribute, value, replaces=old, confidence=0.75)]
+    value = f"{verb} {new}" if verb in ("teach", "work", "study", "studying", "learning") else new
+    # The attribute of the new value, else (resolved against the store) that of what it replaces.
+    kind = (
+        K.PLAN
+        if verb in ("booked", "doing", "going", "going to", "visiting", "heading to", "off to")
+        else K.ATTRIBUTE
+    )
+    return [Hit(kind, attribute_of(new) or "", value, replaces=old, confidence=0.75)]
+
+
+def called_off(m: re.Match[str], said: Said) -> list[Hit]:
+    """ "Iceland is off": a plan or thing named at the clause's start no longer holds."""
+    old = clean_value(_group(m, "old"))
+    return [Hit(K.EVENT, "", ends=True, replaces=old)]
 
 
 def sold(m: re.Match[str], said: Said) -> list[Hit]:
@@ -206,11 +219,10 @@ def habit(m: re.Match[str], said: Said) -> list[Hit]:
 def stopped(m: re.Match[str], said: Said) -> list[Hit]:
     """ "I quit coffee; now it's green tea": replaced; "I gave up smoking": ended."""
     old = clean_value(_group(m, "v"))
-    after = re.search(r"(?i)\b(?:now|these days|instead)\b(.*)$", m.string[m.end() :])
-    if after and attribute_of(after.group(1), habits=True):
-        new = after.group(1)
-        value = activity_of(new) or clean_value(new)
-        return [Hit(K.ATTRIBUTE, attribute_of(new, habits=True) or "", value, replaces=old)]
+    rest = m.string[m.end() :]
+    if re.search(r"(?i)\b(?:now|these days|instead)\b", rest) and attribute_of(rest, habits=True):
+        value = activity_of(rest) or clean_value(rest)
+        return [Hit(K.ATTRIBUTE, attribute_of(rest, habits=True) or "", value, replaces=old)]
     return [Hit(K.EVENT, attribute_of(old, habits=True) or "", ends=True, replaces=old)]
 
 
@@ -265,7 +277,7 @@ def my_thing(m: re.Match[str], said: Said) -> list[Hit]:
     thing = _group(m, "thing").lower()
     if thing.split()[-1] in lex.RELATIONS:
         return []
-    attribute = attribute_of(thing, things=True) or attribute_key(thing)
+    attribute = attribute_of(thing) or attribute_key(thing)
     return [Hit(K.ATTRIBUTE, attribute, clean_value(_group(m, "v")), confidence=0.6)]
 
 

@@ -50,16 +50,13 @@ EXERCISE = frozenset(
     spinning""".split()
 )
 """Ways to keep fit: a habit naming one is the `habit:exercise` attribute."""
-DRINKS = {
-    "coffee": frozenset(
-        "coffee coffees espresso espressos latte lattes cappuccino americano".split()
-    ),
-    "tea": frozenset("tea teas matcha chai".split()),
-}
-"""Drinks by family: quitting coffee ends a habit of espressos."""
-DRINK_WORDS = frozenset().union(*DRINKS.values()) | frozenset(
-    "juice smoothie smoothies water beer wine kombucha".split()
+DRINK_WORDS = frozenset(
+    """coffee coffees espresso espressos latte lattes cappuccino cappuccinos americano mocha
+    macchiato cortado flat white tea teas matcha chai juice smoothie smoothies water beer wine
+    kombucha drink drinks""".split()
 )
+"""Drinks (their families, for "quit coffee" ending a habit of espressos, are
+`memory.knowledge.DRINK_FAMILIES`)."""
 LANGUAGES = frozenset(
     """english french spanish portuguese italian german dutch japanese chinese mandarin cantonese
     korean arabic russian polish swedish norwegian danish finnish greek turkish hindi urdu
@@ -69,7 +66,8 @@ LANGUAGES = frozenset(
 ANIMALS = frozenset(
     """dog dogs cat cats puppy kitten parrot hamster rabbit bunny fish goldfish turtle tortoise
     horse pony snake lizard gecko bird budgie beagle labrador poodle terrier retriever spaniel
-    collie bulldog chihuahua dachshund husky pug""".split()
+    collie bulldog chihuahua dachshund husky pug greyhound whippet shepherd corgi dalmatian boxer
+    rottweiler doberman schnauzer pomeranian maltese labradoodle cockapoo mutt tabby""".split()
 )
 CAR_WORDS = frozenset(
     """car cars suv van truck pickup hatchback sedan convertible volkswagen vw tesla toyota
@@ -101,7 +99,10 @@ INSTRUCTION_SCOPES: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
         ("code", "programming", "function", "script", "snippet", "example", "implement"),
     ),
     "length": (
-        frozenset("short shorter brief concise long longer detailed length terse".split()),
+        frozenset(
+            """short shorter brief concise long longer detailed length terse sentence sentences
+            words paragraph paragraphs lines""".split()
+        ),
         ("answer", "reply", "response", "length"),
     ),
     "format": (
@@ -132,6 +133,26 @@ STANDING = (
     r"(?:don't|do not) have to|any ?more)\b"
 )
 """Words that make a request to the assistant a standing one, not a one-off."""
+FAVOURITE_SYNONYMS = {
+    "movie": "film",
+    "movies": "film",
+    "films": "film",
+    "writer": "author",
+    "novelist": "author",
+    "authors": "author",
+    "series": "show",
+    "tv show": "show",
+    "programme": "show",
+    "program": "show",
+    "track": "song",
+    "tune": "song",
+    "dish": "food",
+    "meal": "food",
+    "group": "band",
+    "artist": "musician",
+    "singer": "musician",
+}
+"""Words for the same kind of favourite, so "favourite writer" replaces "favourite author"."""
 HEDGES = frozenset("maybe perhaps probably might possibly guess suppose".split())
 AFFIRMATIONS = (
     "yes",

@@ -38,7 +38,7 @@ _STOP = (
 _PARTS = {
     "FP": _I + _AUX + _ADV + r"\s+",
     "FP0": r"(?:" + _I + _AUX + _ADV + r"\s+|^(?:(?i:just|finally|also|recently|so)\s+)?)",
-    "NAME": r"[A-Z][a-zà-ÿ'\-]+(?:\s+[A-Z][a-zà-ÿ'\-]+)?",
+    "NAME": r"(?:(?:Dr|Mr|Mrs|Ms|Prof)[.\x02]?\s+)?(?:[A-Z][.\x02]\s+){0,2}[A-Z][a-zà-ÿ'\-]+(?:\s+(?:Le\s+|De\s+|Van\s+)?[A-Z][a-zà-ÿ'\-]+)?",
     "PLACE": r"[A-Z][\w'\-]+(?:[\s\-]+(?:[A-Z][\w'\-]+|de|da|do|del|la|le|sur|upon|on))*",
     "ORG": r"[A-Z][\w&'.\-]*(?:\s+(?:&\s+|of\s+)?[A-Z][\w&'.\-]*)*",
     "WORKPLACE": r"(?:(?:a|an|the)\s+(?:[a-z\-]+\s+){0,3}(?i:"
@@ -70,7 +70,10 @@ home          \b(?i:home)\s+(?i:for now\s+|now\s+|these days\s+)?(?i:is)\s+(?:(?
 home          @FP@(?i:bought|rented|found)\s+(?i:a|an|our|my)\s+(?i:new\s+)?(?i:house|flat|apartment|place|home)\s+in\s+(?P<v>@PLACE@)
 home          \b[A-Z][a-z]+\s+(?i:still\s+|also\s+)?(?i:lives|lived|is living)\s+in\s+(?P<v>@PLACE@)
 origin        @I@(?i:'m| am| come| came)\s+(?i:originally\s+)?from\s+(?P<v>@PLACE@)
-replacement   @FP0@(?i:stopped|quit|gave up|left|dropped|cancelled|canceled|sold|traded(?: in)?|got rid of|swapped)\s+(?:(?i:the|my|our)\s+)?(?P<old>@THING@)\s+(?:(?i:in)\s+)?(?:(?i:and|for|for a|for an)\s+|,\s*)(?:(?i:then|now)\s+)?(?:(?i:I|we)\s+)?(?:(?i:just|now)\s+)?(?P<verb>(?i:started learning|started|took up|switched to|booked|bought|got|picked up|teach|work|study|joined|moved to|a|an))\s+(?P<v>@THING@)@STOP@
+replacement   ^(?P<old>[A-Z][^;,]{1,30}?)\s+(?i:is|'s)\s+(?i:off|cancelled|canceled|not happening|called off)[;,]\s*@FP@(?P<verb>(?i:doing|going to|visiting|heading to|off to|booked|going))\s+(?P<v>@THING@)@STOP@
+replacement   @FP0@(?i:don't|do not|no longer|never)\s+(?P<old>@THING@)\s+(?i:anymore|any more|now)?\s*[,;]\s*(?:(?i:now)\s+)?(?:(?i:I|we)\s*(?i:'m|'re| am| are)?\s+)(?P<verb>(?i:take|use|drive|ride|go|have|drink|eat|do|play|work|walk|cycle|on))\s+(?P<v>@THING@)@STOP@
+called_off    ^(?P<old>[A-Z][^;,]{1,30}?)\s+(?i:is|'s)\s+(?i:off|cancelled|canceled|not happening|called off)\b
+replacement   @FP0@(?i:stopped|quit|gave up|left|dropped|cancelled|canceled|sold|traded(?: in)?|got rid of|swapped|passed|finished|completed)\s+(?:(?i:the|my|our)\s+)?(?P<old>@THING@)\s+(?:(?i:in)\s+)?(?:(?i:and|for|for a|for an)\s+|,\s*)(?:(?i:then|now)\s+)?(?:(?i:I|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:(?i:just|now)\s+)?(?P<verb>(?i:started learning|started|took up|switched to|booked|bought|got|picked up|teach|work|study|studying for|studying|learning|joined|moved to|a|an))\s+(?P<v>@THING@)@STOP@
 work_end      @FP@(?i:quit|left|resigned from|lost)\s+(?i:my|the)\s+(?i:job|position|role|work)
 work_end      @FP@(?i:got|was|been)\s+(?i:laid off|fired|let go|made redundant)
 work_end      @FP@(?i:retired)\b
@@ -96,20 +99,23 @@ replacement   @FP0@(?i:traded)\s+(?:(?i:the|my|our)\s+)?(?P<old>@THING@)\s+(?i:i
 sold          @FP0@(?i:sold|gave away|got rid of|traded in)\s+(?i:my|the|our)\s+(?P<v>@THING@)@STOP@
 possession    @FP0@(?i:drive|own|have|got|bought|use|ordered|picked up|upgraded to|switched to)\s+(?:(?i:a|an|my|the|two)\s+)?(?P<v>@THING@)@STOP@
 pet           \b[Mm]y\s+(?:(?i:new|little|old)\s+)?(?P<animal>@ANIMAL@)(?:,?\s+(?P<n>@NAME@))?\b
+pet           @FP@(?i:adopted|rescued|got)\s+(?i:a|an|another)\s+(?P<animal>[a-z\- ]{2,30}?)\s+(?i:named|called)\s+(?P<n>@NAME@)
+pet           \b[A-Z][a-z]+\s+(?i:has)\s+(?i:a\s+)?(?i:little\s+|new\s+|baby\s+)?(?i:sister|brother|friend|companion)[^.;!?]*?\b(?:(?i:a|an)\s+)(?P<animal>@ANIMAL@)\s+(?i:named|called)\s+(?P<n>@NAME@)
 pet           @FP@(?i:have|got|adopted|rescued)\s+(?i:a|an|two|another)\s+(?:(?i:new|little|\w+)\s+)?(?P<animal>@ANIMAL@)(?:\s+(?i:named|called)\s+(?P<n>@NAME@))?
 switched      @FP0@(?i:switched|changed|moved|went|upgraded|downgraded)\s+from\s+(?P<old>@THING@)\s+to\s+(?P<v>@THING@)@STOP@
 stopped       @FP0@(?i:stopped|quit|gave up|cut out|no longer)\s+(?P<v>@THING@)@STOP@
-learning      @FP@(?i:learning|studying|practising|practicing|taking (?:a |an )?(?:class|course|lessons) in)\s+(?:(?i:the|to play|to speak)\s+)?(?P<v>@THING@)@STOP@
+learning      @FP@(?i:learning|studying|practising|practicing|taking (?:a |an )?(?:class|course|lessons) in)\s+(?:(?i:for)\s+)?(?:(?i:the|to play|to speak)\s+)?(?P<v>[^,.;:!?]{2,40}?)(?=\s+(?i:and|but|because|since|so|which|who|when|while|on|every|each|now|these|this|last|next|until|after|before)\b|[,.;:!?)]|$)
 learning      @FP@(?i:taking|having|doing)\s+(?P<v>[a-z]+(?:\s[a-z]+)?)\s+(?i:lessons|classes|courses)\b
 plan_change   @FP0@(?P<verb>(?i:postponed|moved|rescheduled|pushed back|pushed|delayed|brought forward|cancelled|canceled|called off|dropped))\s+(?i:the|our|my)\s+(?P<what>@THING@)(?:\s+(?i:to|until|till)\s+(?P<v>[^,.;!?]{2,30}?))?@STOP@
 plan          @FP@(?i:planning|going|about|hoping|intending|plan|intend)\s+(?i:to|on)\s+(?P<v>[^,.;!?]{2,60}?)@PSTOP@
+plan          @FP@(?i:thinking of|thinking about|considering|looking at)\s+(?P<v>(?i:visiting|going to|moving to|buying|getting|doing|taking|booking|starting|trying)\s+[^,.;!?]{2,40}?)@PSTOP@
 plan          @FP@(?i:planning|organising|organizing|booked|booking)\s+(?P<v>(?i:a|an|our|my)\s+[^,.;!?]{2,40}?(?:\s+(?i:to|for)\s+[^,.;!?]{2,30}?)?)@PSTOP@
 goal          (?:\b[Mm]y\s+(?i:goal|dream|aim|resolution)\s+(?i:is|this year is)\s+to|@FP@(?i:want to|hope to|dream of|aim to|am aiming to|'m aiming to|am trying to|'m trying to|am saving (?:up )?for|'m saving (?:up )?for|working towards))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
 decision      @FP@(?i:decided|chose|chosen|made up (?:my|our) mind|committed|resolved)\s+(?i:to|on|against)\s+(?P<v>[^.;!?]{2,120}?)(?=[.;!?]|$)
 likes         @FP@(?i:love|like|enjoy|adore|prefer|hate|dislike|can't stand|don't like|do not like|don't enjoy|no longer like|am into|'m into|am a fan of|'m a fan of|'m a big fan of|am a huge fan of)\s+(?P<v>[^,.;:!?]{2,60}?)@STOP@
-habit         @FP@(?i:usually\s+|often\s+|always\s+)?(?P<verb>[a-z]+)\s+[^.;!?]*?(?i:every|each|daily|weekly|times a|twice a|once a|on weekends|most (?:days|mornings|evenings)|a day|a week)\b
+habit         @FP@(?i:usually\s+|often\s+|always\s+)?(?P<verb>[a-z]+)\s+[^.;!?]*?(?i:every|each|daily|weekly|times a|twice a|once a|on weekends|on weekdays|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|most (?:days|mornings|evenings|weekends)|a day|a week|regularly)\b
 habit         (?i:\bthese days|\bnowadays|\bnow it's|\bnow I)\b[^.;!?]*
-my_thing      \b[Mm]y\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)(?:'s|\s+(?i:is|has been|was|are|have been|feels|looks))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
+my_thing      \b[Mm]y\s+(?P<thing>[a-z][a-z\-]*(?:\s+[a-z]+)?)(?:'s|\s+(?i:is|has been|was|are|have been|feels|looks))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
 event         @I@(?:\s+(?i:just|finally|recently|also|all|both))?\s+(?i:went|visited|travelled|traveled|flew|drove|attended|saw|watched|ran|finished|completed|graduated|won|met|celebrated|started|took|made|baked|painted|wrote|adopted|hosted|organised|organized|volunteered|signed up|got back|came back|got|had|tried|joined|read|passed|failed|lost|broke|bought)\b
 """
 
@@ -163,7 +169,10 @@ _IMPERATIVE = re.compile(
 
 def _addresses_assistant(clause: str) -> bool:
     """A request to the assistant: it says "you"/"your", or opens with an imperative."""
-    return bool(re.search(r"(?i)\b(you|your)\b", clause) or _IMPERATIVE.search(clause))
+    return bool(
+        re.search(r"(?i)\b(you|your|answers?|repl(?:y|ies)|responses?)\b", clause)
+        or _IMPERATIVE.search(clause)
+    )
 
 
 def instruction_topic(clause: str) -> tuple[str, str]:
@@ -182,6 +191,7 @@ _BUILDERS: dict[str, Builder] = {
     "call_me": call_me,
     "instruction": instruction,
     "work_end": b.work_ends,
+    "called_off": b.called_off,
     "relation": b.relation_named,
     **{
         n: getattr(b, n)
@@ -205,6 +215,7 @@ _EXCLUSIVE = {
     "call_me": {"*"},
     "home": {"event", "my_thing", "habit", "possession", "replacement"},
     "replacement": {
+        "called_off",
         "stopped",
         "sold",
         "event",
@@ -221,6 +232,7 @@ _EXCLUSIVE = {
     "work_end": {"event", "stopped"},
     "switched": {"stopped", "event", "habit", "learning", "possession"},
     "plan_change": {"event", "plan", "possession"},
+    "called_off": {"event", "plan", "possession", "my_thing"},
     "decision": {"event", "plan", "stopped", "habit", "goal", "possession", "likes", "replacement"},
     "sold": {"possession", "event"},
     "stopped": {"event", "habit"},
@@ -232,17 +244,27 @@ _EXCLUSIVE = {
     "goal": {"event", "possession", "likes"},
     "learning": {"event", "possession", "habit"},
     "habit": {"event", "possession", "likes", "my_thing"},
-    "pet": {"possession", "my_thing"},
+    "pet": {"possession", "my_thing", "event"},
     "possession": {"event", "my_thing"},
     "role": {"my_thing"},
 }
 
 
+_ABBREVIATION = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|[A-Z])\.\s+(?=[A-Z])")
+_DOT = "\x02"
+"""Stands for the full stop of an abbreviation ("Dr. Chen", "N. K. Jemisin") while the text is
+split into sentences."""
+
+
 def clauses(text: str) -> Iterator[str]:
     """The clauses of a turn: sentences, split again at a semicolon or ", but" that starts a
-    new statement."""
-    split = re.compile(r";\s+(?=(?:I|[Ww]e|[Mm]y|[A-Z][a-z]+)\b)|,\s+but\s+|\s+but\s+(?=I\b)")
-    for sentence in split_sentences(text):
+    new statement (not one that goes on with "instead"); an abbreviation's full stop is kept
+    as `_DOT` until the fact is rendered."""
+    split = re.compile(
+        r";\s+(?=(?:I|[Ww]e|[Mm]y|[A-Z][a-z]+)\b(?![^.;!?]*\binstead\b))|,\s+but\s+|\s+but\s+(?=I\b)"
+    )
+    protected = _ABBREVIATION.sub(lambda m: m.group(1) + _DOT + " ", text)
+    for sentence in split_sentences(protected):
         for part in split.split(sentence):
             if part.strip():
                 yield part.strip()
@@ -282,12 +304,13 @@ def _fact(hit: Hit, clause: str, said: Said, hedged: bool) -> ExtractedFact:
     subject = hit.subject or subject_of(clause, said)
     if hit.kind is K.RELATIONSHIP:
         subject = said.subject
+    text = hit.text or render(clause, said.subject, said.when, kind=hit.kind)
     return ExtractedFact(
-        text=hit.text or render(clause, said.subject, said.when, kind=hit.kind),
+        text=text.replace(_DOT, "."),
         kind=hit.kind,
-        subject=subject,
-        attribute=hit.attribute,
-        value=hit.value,
+        subject=subject.replace(_DOT, "."),
+        attribute=hit.attribute.replace(_DOT, "."),
+        value=hit.value.replace(_DOT, "."),
         confidence=round(hit.confidence * (0.7 if hedged else 1.0), 3),
         concepts=concepts_for(hit.kind, hit.attribute, hit.value),
         since=since_date(clause, said.when),

@@ -156,7 +156,7 @@ def _agree(text: str) -> str:
     """Third-person verbs after the subject mark: "\x01 live" -> "\x01 lives"."""
     adverbs = "|".join(sorted(lex.ADVERBS))
     pattern = re.compile(
-        rf"(?<!and )({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+)(n't)?\b", re.IGNORECASE
+        rf"(?<!\w and )({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+?)(n't)?\b", re.IGNORECASE
     )
 
     def fix(m: re.Match[str]) -> str:
