@@ -1,7 +1,7 @@
 """The bookkeeping graph: the one pipeline that turns an episode into memory (DESIGN section 3).
 
-    START -> load -+- processed ----------------------------------------------> END
-                   +- extract -> index -> beliefs -> knowledge -> link ---------> END
+    START -> load -+- processed -------------------------------------------------------> END
+                   +- extract -> index -> beliefs -> features -> knowledge -> link --> END
 
 Input `{"episode_uid": ...}`; whose episode it is comes from the run's context (`user_id`), as
 for the agent, so a served run cannot name another user's episode. The background queue, the
@@ -22,6 +22,7 @@ from memory.schema import EpisodeStatus
 from memory.services import Services, use_services
 from memory.services.queue import register_pipeline
 from nodes.bookkeeping import beliefs, extract_step, index, link, load
+from nodes.features import features
 from nodes.knowledge import knowledge
 
 
@@ -35,13 +36,15 @@ builder.add_node("load", load)
 builder.add_node("extract", extract_step)
 builder.add_node("index", index)
 builder.add_node("beliefs", beliefs)
+builder.add_node("features", features)
 builder.add_node("knowledge", knowledge)
 builder.add_node("link", link)
 builder.add_edge(START, "load")
 builder.add_conditional_edges("load", after_load)
 builder.add_edge("extract", "index")
 builder.add_edge("index", "beliefs")
-builder.add_edge("beliefs", "knowledge")
+builder.add_edge("beliefs", "features")
+builder.add_edge("features", "knowledge")
 builder.add_edge("knowledge", "link")
 builder.add_edge("link", END)
 

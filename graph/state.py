@@ -47,6 +47,9 @@ class AgentState(TypedDict, total=False):
     beliefs: list[dict[str, Any]]
     """The agent's beliefs that bear on a BELIEF_QUERY turn."""
 
+    features: list[dict[str, Any]]
+    """The agent's semantic features related to the turn, when the router asked for them."""
+
     ess: dict[str, Any]
     """Evidence Strength Score of the user's message and whether the gate passed."""
 
@@ -92,5 +95,11 @@ class BookkeepingState(TypedDict, total=False):
     """Beliefs the episode moved (empty when its ESS did not recommend an update)."""
     reflected: bool
     """True when the episode's provenance fired the reflection trigger and reflection ran."""
+    proposed_features: list[dict[str, Any]]
+    """Semantic features the belief assessment proposed (empty unless the ESS passed)."""
+    feature_counters: list[str]
+    """Uids of features the message explicitly refuted."""
+    features: dict[str, Any]
+    """What the features stage did: features created, updated and deleted."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""

@@ -118,7 +118,13 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
                 episode.tenant,
                 exc_info=True,
             )
-    return {"beliefs": list(result.summary()), "reflected": reflected, "usage": usage.update()}
+    return {
+        "beliefs": list(result.summary()),
+        "reflected": reflected,
+        "proposed_features": result.features,
+        "feature_counters": result.counters,
+        "usage": usage.update(),
+    }
 
 
 async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """What the reply prompt shows of knowledge: facts (current first, superseded ones marked with
-their end) and the user's standing instructions, each fenced as quoted data.
+their end), the user's standing instructions, each fenced as quoted data, and the agent's own
+semantic features when the router searched them.
 
 Used by `nodes.respond`. A fact grounded less than `GROUNDING_MIN` in its source is never shown;
 an instruction is the user's stated preference about how the assistant behaves, quoted as
@@ -101,3 +102,11 @@ def instructions_block(instructions: list[Fact]) -> str:
         for f in instructions[:INSTRUCTIONS_SHOWN]
     ]
     return f"{INSTRUCTION_RULES}\n<instructions>\n" + "\n".join(entries) + "\n</instructions>"
+
+
+def features_block(features: list[dict[str, Any]]) -> str:
+    """The agent's own semantic features related to the message, one line each (empty: none)."""
+    return "\n".join(
+        f"- ({f.get('category', '')}) {defang(bounded(str(f.get('text', '')), FACT_CHARS))}"
+        for f in features
+    )

@@ -38,6 +38,7 @@ from nodes.knowledge_prompt import (
     defang,
     fact_line,
     facts_block,
+    features_block,
     instructions_block,
     is_fact,
     split_memories,
@@ -156,11 +157,16 @@ def system_prompt(
     beliefs: str,
     facts: str = "",
     instructions: str = "",
+    traits: str = "",
 ) -> str:
     """Assemble the reply's system prompt."""
     parts = [
         f"# Who you are\n{ctx.core_identity}",
         f"# Your personality as it has developed\n{defang(snapshot)}",
+    ]
+    if traits:
+        parts.append(f"# What you have come to value, like and know\n{traits}")
+    parts += [
         f"# Time\n{temporal.get('text', '')}",
     ]
     if instructions:
@@ -310,6 +316,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
                     beliefs_block(beliefs),
                     facts_block(facts),
                     instructions_block(instructions),
+                    features_block(list(state.get("features") or [])),
                 )
             ),
             *history(state.get("messages", [])),
