@@ -69,6 +69,7 @@ home          @FP0@(?i:moved|relocated|settled|moved back)\s+(?i:to|into|in)\s+(
 home          \b(?i:home)\s+(?i:for now\s+|now\s+|these days\s+)?(?i:is)\s+(?:(?i:a|an|the|my|our)\s+[^,.;!?]{0,40}?\s+in\s+)?(?P<v>@PLACE@)
 home          @FP@(?i:bought|rented|found)\s+(?i:a|an|our|my)\s+(?i:new\s+)?(?i:house|flat|apartment|place|home)\s+in\s+(?P<v>@PLACE@)
 home          \b[A-Z][a-z]+\s+(?i:still\s+|also\s+)?(?i:lives|lived|is living)\s+in\s+(?P<v>@PLACE@)
+home          @MY_REL@\s+(?i:still\s+|also\s+|now\s+)?(?i:lives|lived|is living|moved)\s+(?i:in|to)\s+(?P<v>@PLACE@)
 origin        @I@(?i:'m| am| come| came)\s+(?i:originally\s+)?from\s+(?P<v>@PLACE@)
 replacement   ^(?P<old>[A-Z][^;,]{1,30}?)\s+(?i:is|'s)\s+(?i:off|cancelled|canceled|not happening|called off)[;,]\s*@FP@(?P<verb>(?i:doing|going to|visiting|heading to|off to|booked|going))\s+(?P<v>@THING@)@STOP@
 replacement   @FP0@(?i:don't|do not|no longer|never)\s+(?P<old>@THING@)\s+(?i:anymore|any more|now)?\s*[,;]\s*(?:(?i:now)\s+)?(?:(?i:I|we)\s*(?i:'m|'re| am| are)?\s+)(?P<verb>(?i:take|use|drive|ride|go|have|drink|eat|do|play|work|walk|cycle|on))\s+(?P<v>@THING@)@STOP@
@@ -81,6 +82,7 @@ work          @FP@(?i:work|working|works)\s+(?:(?i:as)\s+(?i:a|an)\s+[a-z][\w\- 
 work          @FP0@(?i:joined|started at|started working at|started a new job at|got a (?:new )?job at|got hired (?:at|by)|was hired (?:at|by)|accepted (?:a|an|the) (?:job|offer|position|role) (?:at|from|with)|accepted an offer from|accepted the offer from)\s+(?P<v>@WORKPLACE@)
 work          @FP@(?i:teach|lecture|nurse|practise|practice|study)\s+(?:[a-z]+\s+){0,3}(?i:at|in)\s+(?P<v>@WORKPLACE@)
 work          \b[A-Z][a-z]+\s+(?i:still\s+|also\s+)?(?i:works|worked)\s+(?i:at|for)\s+(?P<v>@WORKPLACE@)
+work          @MY_REL@\s+(?i:still\s+|also\s+|now\s+)?(?i:works|worked)\s+(?i:at|for)\s+(?P<v>@WORKPLACE@)
 role          @FP@(?i:work|working)\s+as\s+(?i:a|an)\s+(?P<v>[a-z][\w\- ]{2,40}?)@STOP@
 role          \bI(?i:'m| am)@ADV@\s+(?i:a|an)\s+(?P<v>(?:[a-z][\w\-]*\s+){0,3}@OCC@)\b(?:\s+(?i:at|for|in)\s+(?P<org>@WORKPLACE@))?
 relation      @MY_REL@(?:'s name)?\s+(?i:is)\s+(?i:called\s+|named\s+)?(?P<n>@NAME@)\b

@@ -156,11 +156,14 @@ def _agree(text: str) -> str:
     """Third-person verbs after the subject mark: "\x01 live" -> "\x01 lives"."""
     adverbs = "|".join(sorted(lex.ADVERBS))
     pattern = re.compile(
-        rf"(?<!\w and )({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+?)(n't)?\b", re.IGNORECASE
+        rf"({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+?)(n't)?\b", re.IGNORECASE
     )
+    compound = re.compile(r"(?:\b[A-Z][a-z]+|\b(?:my|our|his|her|their)\s+\w+)\s+and\s+$")
 
     def fix(m: re.Match[str]) -> str:
         lead, verb, negation = m.group(1), m.group(2), m.group(3) or ""
+        if compound.search(m.string[: m.start()]):  # "Tom and I split up": a plural subject
+            return m.group(0)
         low = verb.lower()
         if negation:
             return lead + {"do": "does", "have": "has", "are": "is"}.get(low, low) + negation
