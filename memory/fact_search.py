@@ -8,6 +8,8 @@
 - lets the **current successor** of a superseded fact that matched inherit its relevance (a
   question about the user's home that matches "lives in Lyon" is answered by "moved to Porto")
   and adds `Recipe.current_boost` to current facts;
+- when the question is about the user, scales the turns that matched only through facts about
+  someone else by `Recipe.other_subject_factor`;
 - scales superseded facts, and the episodes that stated only superseded facts, by
   `Recipe.stale_factor`, unless the question asks about the past ("before", "used to",
   "old", ...), when superseded facts gain `Recipe.history_boost` instead;
@@ -26,8 +28,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from memory.candidates import Candidate
 from memory.ranking import coverage
 from memory.recipes import Recipe
+from memory.relations import MY_RELATION
 from memory.schema import GROUNDING_MIN, USER_SUBJECT, Fact, FactKind, as_utc, normalise_text
 from memory.sparse import tokenize
 from memory.stores.base import VectorHit
@@ -133,6 +137,9 @@ class FactPool:
     words count for the rerank's coverage too)."""
     past: bool = False
     """The question asks about the past: superseded facts are answers, not stale."""
+    cause_turns: dict[str, float] = field(default_factory=dict)
+    """Episode uid -> score, for turns that led to a matched decision or plan ("why" questions;
+    filled by `rank`)."""
     demote: dict[str, float] = field(default_factory=dict)
     """Episode uid -> factor for episodes that stated only superseded facts that matched."""
 
@@ -196,6 +203,10 @@ class FactPool:
         effects = [u for u in order if self.facts[u].kind in _MOTIVATED]
         for uid in effects[:3]:
             causes = await services.graph.causes_of(tenant, uid)
+            for c in causes:
+                if c.kind == "episode":  # a turn no fact captured
+                    score = final[uid] * recipe.cause_weight
+                    self.cause_turns[c.uid] = max(self.cause_turns.get(c.uid, 0.0), score)
             for f in await services.graph.get_facts(
                 tenant, [c.uid for c in causes if c.kind == "fact"]
             ):
@@ -221,10 +232,13 @@ _FIRST_PERSON = re.compile(r"\b(I|me|my|mine|myself|I'm|I've|I'd)\b")
 
 
 def subjects_named(queries: Sequence[str], entities: Collection[str]) -> set[str]:
-    """Normalised fact subjects a question is about: the user when it speaks in the first
-    person, and the entities it names."""
+    """Normalised fact subjects a question is about: the entities it names, a relation of the
+    user's it names ("my brother" -> "user's brother"), else the user when it speaks in the
+    first person."""
     out = {normalise_text(e) for e in entities}
-    if any(_FIRST_PERSON.search(q) for q in queries):
+    relations = {m.group(1).lower() for q in queries for m in MY_RELATION.finditer(q)}
+    out |= {f"{USER_SUBJECT}'s {r}" for r in relations}
+    if not relations and any(_FIRST_PERSON.search(q) for q in queries):
         out.add(USER_SUBJECT)
     return out
 
@@ -240,9 +254,14 @@ async def gather_facts(
     recipe: Recipe,
     queries: Sequence[str],
     cutoff: datetime,
+    subjects: Collection[str] = (),
 ) -> FactPool:
     """The facts of the passes' knowledge hits, their successors and the instructions that
-    apply, with raw relevance and the episodes to demote (see the module docstring)."""
+    apply, with raw relevance and the episodes to demote (see the module docstring).
+
+    `subjects` (normalised) are whom the question is about; when it speaks of the user ("where
+    do I live?"), turns that matched only through facts about someone else ("my sister lives
+    in Lyon") are scaled by `Recipe.other_subject_factor`."""
     raw: dict[str, float] = {}
     for h in hits:
         for uid, value in h.relevance(recipe).items():
@@ -267,6 +286,15 @@ async def gather_facts(
             pool.facts[f.uid] = f
             pool.relevance[f.uid] = pool.relevance.get(f.uid, 0.0)
             pool.via[f.uid] = "instruction"
+    if USER_SUBJECT in subjects and recipe.other_subject_factor < 1.0:
+        others = [u for u, f in matched.items() if normalise_text(f.subject) not in subjects]
+        mine = [u for u, f in pool.facts.items() if normalise_text(f.subject) in subjects]
+        sources = await services.graph.sources_of_facts(tenant, others + mine)
+        keep = {e for u in mine for e in sources[u]}
+        for u in others:
+            for e in sources[u]:
+                if e not in keep:
+                    pool.demote[e] = recipe.other_subject_factor
     if not pool.past and recipe.stale_factor < 1.0:
         stale = [u for u, f in matched.items() if f.superseded_by is not None]
         live = [u for u, f in pool.facts.items() if f.superseded_by is None]
@@ -275,7 +303,7 @@ async def gather_facts(
         for u in stale:
             for e in sources[u]:
                 if e not in keep:
-                    pool.demote[e] = recipe.stale_factor
+                    pool.demote[e] = min(pool.demote.get(e, 1.0), recipe.stale_factor)
     return pool
 
 
@@ -304,3 +332,94 @@ async def _instructions(
     current = await services.graph.list_facts(tenant, kinds=[FactKind.INSTRUCTION])
     q_tokens = set().union(*(set(tokenize(q)) for q in queries))
     return [f for f in current if _learned(f) <= cutoff and applies(f, q_tokens)]
+
+
+async def fact_candidates(
+    services: Services,
+    tenant: str,
+    pool: FactPool,
+    out: list[Candidate],
+    best: float,
+    recipe: Recipe,
+    queries: Sequence[str],
+    subjects: Collection[str],
+    cutoff: datetime,
+) -> list[Candidate]:
+    """The episode candidates `out` with the pool's facts ranked among them (`FactPool.rank`)
+    and, for a "why" question, the turns that led to a matched decision."""
+    hits = await pool.rank(services, tenant, best, recipe, queries, subjects)
+    firsts = [h.sources[0] for h in hits if h.sources]
+    threads = {e.uid: e.thread_id for e in await services.graph.get_episodes(tenant, firsts)}
+    out = out + [_fact_candidate(h, threads) for h in hits]
+    if pool.cause_turns:
+        out = await _with_cause_turns(services, tenant, out, pool.cause_turns, cutoff)
+    return out
+
+
+async def _with_cause_turns(
+    services: Services,
+    tenant: str,
+    out: list[Candidate],
+    turns: Mapping[str, float],
+    cutoff: datetime,
+) -> list[Candidate]:
+    """`out` with the turns that led to a matched decision: lifted to their cause score, or
+    added when retrieval had not found them."""
+    present = {c.uid: c for c in out if c.kind == "episode"}
+    for uid, score in turns.items():
+        if uid in present:
+            present[uid].score = max(present[uid].score, score)
+    missing = [u for u in turns if u not in present]
+    for episode in await services.graph.get_episodes(tenant, missing):
+        if episode.archived or as_utc(episode.created_at) > cutoff:
+            continue
+        out.append(
+            Candidate(
+                episode_uid=episode.uid,
+                score=turns[episode.uid],
+                similarity=None,
+                created_at=as_utc(episode.created_at),
+                thread_id=episode.thread_id,
+                content=episode.content,
+                source="cause",
+                signals=episode.ess.signals() if episode.ess else {},
+                relevance=turns[episode.uid],
+                salience=episode.salience,
+                uid=episode.uid,
+                sources=[episode.uid],
+            )
+        )
+    return out
+
+
+def _fact_candidate(hit: FactHit, threads: Mapping[str, str]) -> Candidate:
+    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's."""
+    f = hit.fact
+    learned = as_utc(f.learned_at or f.valid_from)
+    first = hit.sources[0] if hit.sources else ""
+    return Candidate(
+        episode_uid=first,
+        score=hit.score,
+        similarity=None,
+        created_at=learned,
+        thread_id=threads.get(first, ""),
+        content=f.text,
+        fragments=[f.text],
+        relevance=hit.relevance,
+        kind="fact",
+        uid=f.uid,
+        sources=list(hit.sources),
+        fact={
+            "kind": f.kind.value,
+            "subject": f.subject,
+            "attribute": f.attribute,
+            "value": f.value,
+            "valid_from": as_utc(f.valid_from).isoformat(),
+            "valid_to": as_utc(f.valid_to).isoformat() if f.valid_to else None,
+            "current": f.superseded_by is None,
+            "superseded_by": f.superseded_by,
+            "confidence": f.confidence,
+            "grounding": f.grounding,
+            "via": hit.via,
+        },
+    )

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.relations import RELATIONS, SINGLE_RELATIONS
 from memory.schema import (
     USER_SUBJECT,
     EntityType,
@@ -65,19 +66,14 @@ CANDIDATES = 5
 """... at most this many of them."""
 CAUSE_MIN = 0.45
 """An earlier fact motivates a decision or plan when it shares a content word and is this similar."""
+CAUSE_TURN_MIN = 0.35
+"""An earlier turn no fact captured motivates it when it shares a content word and is this
+similar (turns are longer than facts, so their cosine to a one-line decision runs lower)."""
 MAX_CAUSES = 3
 
 MULTI_VALUED = ("habit:", "pet:", "learning:", "possession:", "likes:")
 """Attribute prefixes a subject can hold several values of at once: a new value replaces an old
 one only when the statement says so (or, for `likes:`, when it flips the same object)."""
-SINGLE_RELATIONS = frozenset(
-    "partner manager boss landlord landlady therapist dentist doctor mentor coach tutor".split()
-)
-_MULTI_RELATIONS = frozenset(
-    """sister brother mother mom mum father dad son daughter aunt uncle cousin grandmother
-    grandma grandfather grandpa niece nephew friend bestie colleague coworker neighbour
-    neighbor roommate flatmate""".split()
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +167,7 @@ def is_single_valued(attribute: str) -> bool:
     """True when a subject holds one value of the attribute at a time (home, work, diet...)."""
     if not attribute or attribute.startswith(MULTI_VALUED):
         return False
-    return attribute not in _MULTI_RELATIONS
+    return attribute not in RELATIONS or attribute in SINGLE_RELATIONS
 
 
 def mentions(fact: Fact, term: str) -> bool:
@@ -247,14 +243,13 @@ async def integrate(
     vectors = await services.embedder.embed_documents([vector_text(p) for p in props])
     keep = _batch_dedup(props, vectors)
     outcome.dropped = len(props) - len(keep)
-    tenant = episode.tenant
     to_index: list[tuple[Fact, list[float]]] = []
     for i in keep:
         p, vec = props[i], vectors[i]
         stored = await _integrate_one(services, episode, p, vec, shown, outcome)
-        if stored is not None:
+        if stored is not None:  # new, or stated by this very episode before (a re-run)
             to_index.append((stored, vec.tolist()))
-            await _link(services, tenant, stored, p, vec, shown is not None, outcome)
+            await _link(services, episode, stored, p, vec, shown is not None, outcome)
     if to_index:
         await services.vectors.upsert("knowledge", [_point(f, v, episode.uid) for f, v in to_index])
     return outcome
@@ -286,12 +281,17 @@ async def _integrate_one(
     shown: Collection[str] | None,
     outcome: Outcome,
 ) -> Fact | None:
-    """Store, cite or supersede for one proposition; the newly stored fact (None: cited)."""
+    """Store, cite or supersede for one proposition; the fact to index and link (None: a fact
+    of another episode was cited). A fact this episode stored before (a re-run, perhaps after a
+    crash between the graph and the vector writes) comes back so that its vector and edges are
+    written again; they are idempotent."""
     graph, tenant = services.graph, episode.tenant
     uid = fact_uid(tenant, p.text)
     existing = await graph.get_fact(tenant, uid)
     if existing is not None:
         sources = await graph.fact_sources(tenant, uid)
+        if episode.uid in sources and existing.learned_at == as_utc(episode.created_at):
+            return existing
         if existing.superseded_by is None or episode.uid in sources:
             await graph.cite_fact(tenant, uid, episode.uid)
             outcome.cited.append(uid)
@@ -380,7 +380,7 @@ async def _candidates(
 
 async def _link(
     services: Services,
-    tenant: str,
+    episode: Episode,
     fact: Fact,
     p: Proposition,
     vec: np.ndarray,
@@ -388,7 +388,7 @@ async def _link(
     outcome: Outcome,
 ) -> None:
     """ABOUT edges to named subjects, LED_TO edges from what motivated a decision or plan."""
-    graph = services.graph
+    graph, tenant = services.graph, episode.tenant
     names = [fact.subject] if _is_entity_name(fact.subject) else []
     if fact.kind is FactKind.RELATIONSHIP and _is_entity_name(fact.value):
         names.append(fact.value)
@@ -398,6 +398,8 @@ async def _link(
     if fact.kind not in (FactKind.DECISION, FactKind.PLAN, FactKind.GOAL):
         return
     causes = list(p.because) if confirmed_by_llm else await _motivations(services, fact, vec)
+    if not confirmed_by_llm and len(causes) < MAX_CAUSES:
+        causes += await _motivating_turns(services, episode, fact, vec, causes)
     for cause in causes[:MAX_CAUSES]:
         outcome.causes += await graph.link_cause(tenant, fact.uid, cause)
 
@@ -417,7 +419,7 @@ async def _motivations(services: Services, fact: Fact, vec: np.ndarray) -> list[
     )
     uids = [str(h.payload.get("fact_uid", "")) for h in hits]
     sims = {u: h.score for u, h in zip(uids, hits, strict=True)}
-    words = {w for w in tokenize(fact.text) if len(w) > 3} - _CUE_WORDS - set(tokenize("user"))
+    words = _content_words(fact.text)
     out = []
     for other in await services.graph.get_facts(fact.tenant, uids):
         if other.uid == fact.uid or normalise_text(other.subject) != normalise_text(fact.subject):
@@ -431,6 +433,36 @@ async def _motivations(services: Services, fact: Fact, vec: np.ndarray) -> list[
         if words & set(tokenize(other.text)):
             out.append(other.uid)
     return sorted(out, key=lambda u: -sims.get(u, 0.0))
+
+
+async def _motivating_turns(
+    services: Services, episode: Episode, fact: Fact, vec: np.ndarray, fact_causes: list[str]
+) -> list[str]:
+    """Earlier turns of the same user that no fact captured but that share a content word with
+    the decision and are at least `CAUSE_TURN_MIN` similar to it (the episode is the cause)."""
+    hits = await services.vectors.search(
+        "derivatives", episode.tenant, dense=vec.tolist(), limit=10, score_threshold=CAUSE_TURN_MIN
+    )
+    stated = await services.graph.sources_of_facts(episode.tenant, fact_causes)
+    covered = {source for sources in stated.values() for source in sources}
+    words = _content_words(fact.text)
+    out: list[str] = []
+    for h in hits:
+        uid = str(h.payload.get("episode_uid", ""))
+        if not uid or uid == episode.uid or uid in covered or uid in out:
+            continue
+        created = h.payload.get("created_at")
+        if isinstance(created, str):
+            created = datetime.fromisoformat(created)
+        if not isinstance(created, datetime) or as_utc(created) >= as_utc(episode.created_at):
+            continue
+        if words & _content_words(str(h.payload.get("text", ""))):
+            out.append(uid)
+    return out[: MAX_CAUSES - len(fact_causes)]
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in tokenize(text) if len(w) > 3} - _CUE_WORDS - set(tokenize("user"))
 
 
 def _point(fact: Fact, dense: list[float], episode_uid: str) -> VectorPoint:

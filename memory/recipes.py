@@ -87,6 +87,9 @@ class Recipe:
     current_boost: float = 0.1
     """Added to a current fact that inherited its relevance from a superseded one it replaced
     (see `successors`), so that it outranks the stale fact and the turn that stated it."""
+    other_subject_factor: float = 0.7
+    """A question about the user ("where do I live?") scales the turns that matched only
+    through facts about someone else ("my sister lives in Lyon") by this."""
     subject_boost: float = 0.15
     """A fact about whom the question is about (the user for "I"/"my", or a person it names)
     scores (1 + this) x its relevance, as `speaker_boost` does for turns."""
@@ -149,7 +152,7 @@ PARTS: dict[str, dict[str, object]] = {
     "smoothing": {"smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
     "facts": {"facts": False},
-    "subject": {"subject_boost": 0.0},
+    "subject": {"subject_boost": 0.0, "other_subject_factor": 1.0},
     "supersession": {
         "successors": False,
         "current_boost": 0.0,

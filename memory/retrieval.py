@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memory.associative import Association, associate
+from memory.candidates import Candidate
 from memory.contextual import CONTEXT_ROLE, speaker_label
-from memory.fact_search import FactHit, FactHits, FactPool, gather_facts, subjects_named
+from memory.fact_search import FactHits, FactPool, fact_candidates, gather_facts, subjects_named
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
@@ -37,53 +38,7 @@ from memory.timeparse import Resolution, parse_time
 if TYPE_CHECKING:
     from memory.services import Services
 
-Source = Literal["search", "neighbour", "entity"]
-
-
-@dataclass(slots=True)
-class Candidate:
-    """One episode brought back by retrieval. Higher `score` is better."""
-
-    episode_uid: str
-    score: float
-    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
-    credibility terms."""
-    similarity: float | None
-    """Best dense cosine similarity of any of the episode's points (None: not measured)."""
-    created_at: datetime
-    thread_id: str
-    content: str
-    """The episode as stored (user and agent text)."""
-    fragments: list[str] = field(default_factory=list)
-    """Matched exact derivative texts, best first (context derivatives are not shown)."""
-    questions: list[str] = field(default_factory=list)
-    """Prospective questions that matched, best first."""
-    source: Source = "search"
-    neighbour_of: str | None = None
-    offset: int = 0
-    """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
-    signals: dict[str, float] = field(default_factory=dict)
-    relevance: float = 0.0
-    """Fused dense + sparse + proximity + time score before the final ranking."""
-    proximity: float = 0.0
-    """Graph proximity from the query's entities, in [0, 1]."""
-    in_window: bool = False
-    """Created inside a time window the question names."""
-    salience: float = 0.5
-    kind: Literal["episode", "fact"] = "episode"
-    uid: str = ""
-    """The result's own uid: the episode's, or the fact's."""
-    sources: list[str] = field(default_factory=list)
-    """The episodes it comes from: the episode itself, or the episodes that state the fact."""
-    fact: dict[str, Any] | None = None
-    """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
-    found (`via`)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-friendly copy (datetimes as ISO strings)."""
-        out = asdict(self)
-        out["created_at"] = self.created_at.isoformat()
-        return out
+__all__ = ["Candidate", "credibility_bonus", "retrieve", "rrf_fuse"]
 
 
 @dataclass(slots=True)
@@ -334,8 +289,11 @@ async def retrieve(
         for uid, value in p.association.proximity.items():
             proximity[uid] = max(proximity.get(uid, 0.0), value)
 
+    about = subjects_named(queries, [n for p in passes for n in p.association.entities])
     pool = (
-        await gather_facts(services, tenant, [p.facts for p in passes], recipe, queries, cutoff)
+        await gather_facts(
+            services, tenant, [p.facts for p in passes], recipe, queries, cutoff, about
+        )
         if recipe.facts
         else FactPool()
     )
@@ -376,46 +334,11 @@ async def retrieve(
     if recipe.neighbours > 0 and out:
         out += await _neighbours(services, tenant, out, recipe, cutoff)
     if pool.facts:
-        about = subjects_named(queries, [n for p in passes for n in p.association.entities])
-        hits = await pool.rank(services, tenant, best, recipe, queries, about)
-        firsts = [h.sources[0] for h in hits if h.sources]
-        threads = {e.uid: e.thread_id for e in await services.graph.get_episodes(tenant, firsts)}
-        out += [_fact_candidate(h, threads) for h in hits]
+        out = await fact_candidates(
+            services, tenant, pool, out, best, recipe, queries, about, cutoff
+        )
     out.sort(key=lambda c: (-c.score, c.uid))
     return out
-
-
-def _fact_candidate(hit: FactHit, threads: Mapping[str, str]) -> Candidate:
-    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's."""
-    f = hit.fact
-    learned = as_utc(f.learned_at or f.valid_from)
-    first = hit.sources[0] if hit.sources else ""
-    return Candidate(
-        episode_uid=first,
-        score=hit.score,
-        similarity=None,
-        created_at=learned,
-        thread_id=threads.get(first, ""),
-        content=f.text,
-        fragments=[f.text],
-        relevance=hit.relevance,
-        kind="fact",
-        uid=f.uid,
-        sources=list(hit.sources),
-        fact={
-            "kind": f.kind.value,
-            "subject": f.subject,
-            "attribute": f.attribute,
-            "value": f.value,
-            "valid_from": as_utc(f.valid_from).isoformat(),
-            "valid_to": as_utc(f.valid_to).isoformat() if f.valid_to else None,
-            "current": f.superseded_by is None,
-            "superseded_by": f.superseded_by,
-            "confidence": f.confidence,
-            "grounding": f.grounding,
-            "via": hit.via,
-        },
-    )
 
 
 def _candidate(

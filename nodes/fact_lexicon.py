@@ -8,24 +8,12 @@ from any conversation; the heuristic must keep working on sentences it has never
 
 from __future__ import annotations
 
-PARTNER = frozenset(
-    "boyfriend girlfriend husband wife partner fiance fiancé fiancee fiancée spouse".split()
-)
-FAMILY = frozenset(
-    """sister brother mother mom mum father dad son daughter aunt uncle cousin grandmother grandma
-    granny grandfather grandpa grandad niece nephew stepmother stepfather stepson stepdaughter
-    twin""".split()
-)
-OTHER_RELATIONS = frozenset(
-    """manager boss roommate flatmate housemate landlord landlady doctor dentist therapist coach
-    teacher tutor colleague coworker co-worker neighbour neighbor mentor trainer friend
-    bestie""".split()
-)
-RELATIONS = PARTNER | FAMILY | OTHER_RELATIONS
-SINGLE_RELATIONS = PARTNER | frozenset(
-    "manager boss landlord landlady therapist dentist doctor mentor coach tutor".split()
-)
-"""Relations a person usually has one of at a time: a new one replaces the old."""
+from memory import relations
+
+PARTNER = relations.PARTNER
+FAMILY = relations.FAMILY
+RELATIONS = relations.RELATIONS
+"""Relations (shared with the memory layer: `memory.relations`)."""
 
 OCCUPATIONS = frozenset(
     """engineer developer analyst designer teacher nurse doctor student manager lawyer chef cook

@@ -39,7 +39,7 @@ _PARTS = {
     "FP": _I + _AUX + _ADV + r"\s+",
     "FP0": r"(?:" + _I + _AUX + _ADV + r"\s+|^(?:(?i:just|finally|also|recently|so)\s+)?)",
     "NAME": r"(?:(?:Dr|Mr|Mrs|Ms|Prof)[.\x02]?\s+)?(?:[A-Z][.\x02]\s+){0,2}[A-Z][a-zà-ÿ'\-]+(?:\s+(?:Le\s+|De\s+|Van\s+)?[A-Z][a-zà-ÿ'\-]+)?",
-    "PLACE": r"[A-Z][\w'\-]+(?:[\s\-]+(?:[A-Z][\w'\-]+|de|da|do|del|la|le|sur|upon|on))*",
+    "PLACE": r"[A-Z][\w'\-]+(?:[\s\-]+(?:[A-Z][\w'\-]+|(?:de|da|do|del|la|le|sur|upon|on)(?=[\s\-]+[A-Z])))*",
     "ORG": r"[A-Z][\w&'.\-]*(?:\s+(?:&\s+|of\s+)?[A-Z][\w&'.\-]*)*",
     "WORKPLACE": r"(?:(?:a|an|the)\s+(?:[a-z\-]+\s+){0,3}(?i:"
     + "|".join(sorted(lex.WORKPLACES))
@@ -117,7 +117,7 @@ decision      @FP@(?i:decided|chose|chosen|made up (?:my|our) mind|committed|res
 likes         @FP@(?i:love|like|enjoy|adore|prefer|hate|dislike|can't stand|don't like|do not like|don't enjoy|no longer like|am into|'m into|am a fan of|'m a fan of|'m a big fan of|am a huge fan of)\s+(?P<v>[^,.;:!?]{2,60}?)@STOP@
 habit         @FP@(?i:usually\s+|often\s+|always\s+)?(?P<verb>[a-z]+)\s+[^.;!?]*?(?i:every|each|daily|weekly|times a|twice a|once a|on weekends|on weekdays|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|most (?:days|mornings|evenings|weekends)|a day|a week|regularly)\b
 habit         (?i:\bthese days|\bnowadays|\bnow it's|\bnow I)\b[^.;!?]*
-my_thing      \b[Mm]y\s+(?P<thing>[a-z][a-z\-]*(?:\s+[a-z]+)?)(?:'s|\s+(?i:is|has been|was|are|have been|feels|looks))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
+my_thing      \b[Mm]y\s+(?P<thing>[a-z][a-z\-]*(?:\s+[a-z]+)?)(?:'s|\s+(?i:is|has been|was|are|have been|feels|looks|takes|costs|keeps))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
 event         @I@(?:\s+(?i:just|finally|recently|also|all|both))?\s+(?i:went|visited|travelled|traveled|flew|drove|attended|saw|watched|ran|finished|completed|graduated|won|met|celebrated|started|took|made|baked|painted|wrote|adopted|hosted|organised|organized|volunteered|signed up|got back|came back|got|had|tried|joined|read|passed|failed|lost|broke|bought)\b
 """
 

@@ -75,7 +75,8 @@ def fact_line(memory: dict[str, Any]) -> str:
     fact = memory.get("fact") or {}
     text = bounded(str(memory.get("content", "")), FACT_CHARS)
     if not fact.get("current", True):
-        text = f"{text} (until {_month(fact.get('valid_to'))})"
+        end = text[-1] if text[-1:] in ".!" else ""
+        text = f"{text.rstrip('.!')} (until {_month(fact.get('valid_to'))}){end}"
     return text
 
 
