@@ -19,12 +19,13 @@ offline heuristic) and, for each:
 5. **duplicates**: otherwise a candidate about the same subject with cosine > `STORE_DUP` and
    the same attribute value is cited instead of storing a near copy;
 6. **subjects and causes**: a fact about a named person gets an ABOUT edge to that person's
-   entity; a decision, plan or goal gets LED_TO edges from the earlier facts that motivated it
-   (the LLM's `because`, else same-subject facts sharing a content word with cosine >=
-   `CAUSE_MIN`);
+   entity; a decision, plan or goal gets LED_TO edges from what motivated it: the LLM's
+   `because`, else earlier same-subject facts sharing a content word with cosine >=
+   `CAUSE_MIN`, and earlier turns no fact captured (cosine >= `CAUSE_TURN_MIN`, a shared word);
 7. **vectors**: stored facts are embedded (text + concepts) into the `knowledge` collection.
 
-No prompts and no LangGraph here; the stage that calls it is `nodes.knowledge`.
+The rules themselves (ids, grounding, the conflict rule) are `memory.fact_rules`. No prompts
+and no LangGraph here; the stage that calls it is `nodes.knowledge`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.relations import RELATIONS, SINGLE_RELATIONS
+from memory.fact_rules import (
+    Proposition,
+    conflicts,
+    fact_uid,
+    mentions,
+    point_id,
+    same_value,
+    vector_text,
+)
 from memory.schema import (
     USER_SUBJECT,
     EntityType,
@@ -46,7 +55,6 @@ from memory.schema import (
     FactKind,
     as_utc,
     normalise_text,
-    stable_uid,
 )
 from memory.sparse import encode_document, tokenize
 from memory.stores.base import VectorHit, VectorPoint
@@ -71,32 +79,6 @@ CAUSE_TURN_MIN = 0.35
 similar (turns are longer than facts, so their cosine to a one-line decision runs lower)."""
 MAX_CAUSES = 3
 
-MULTI_VALUED = ("habit:", "pet:", "learning:", "possession:", "likes:")
-"""Attribute prefixes a subject can hold several values of at once: a new value replaces an old
-one only when the statement says so (or, for `likes:`, when it flips the same object)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Proposition:
-    """One fact an episode states, before it meets the store."""
-
-    text: str
-    kind: FactKind
-    subject: str = USER_SUBJECT
-    attribute: str = ""
-    value: str = ""
-    confidence: float = 0.7
-    concepts: tuple[str, ...] = ()
-    valid_from: datetime | None = None
-    """When it started to hold (None: when it was said)."""
-    ends: bool = False
-    replaces: str = ""
-    grounding: float = 1.0
-    supersedes: tuple[str, ...] = ()
-    """Fact uids the LLM confirmed this replaces (only those it was shown)."""
-    because: tuple[str, ...] = ()
-    """Fact uids the LLM named as what led to this."""
-
 
 @dataclass(slots=True)
 class Outcome:
@@ -119,108 +101,6 @@ class Outcome:
             "dropped": self.dropped,
             "causes": self.causes,
         }
-
-
-def fact_uid(tenant: str, text: str, salt: str = "") -> str:
-    """The deterministic uid of a fact: uuid5 of the tenant and the normalised text."""
-    return stable_uid(tenant, "fact", normalise_text(text), *([salt] if salt else []))
-
-
-def point_id(tenant: str, uid: str) -> str:
-    """The `knowledge` vector point of a fact."""
-    return stable_uid(tenant, "fact-point", uid)
-
-
-def vector_text(fact: Fact | Proposition) -> str:
-    """What is embedded for a fact: its text and its concepts."""
-    if not fact.concepts:
-        return fact.text
-    return f"{fact.text} ({', '.join(fact.concepts)})"
-
-
-def grounding(text: str, source: str, ignore: Sequence[str] = ()) -> float:
-    """Share of the proposition's content words found in its source text, 0..1.
-
-    Words of `ignore` (the subject's name, "user") and dates the extraction added are left out.
-    """
-    skip = set(tokenize(" ".join([*ignore, "user", "assistant", "standing instruction from"])))
-    words = [
-        w
-        for w in tokenize(text)
-        if len(w) > 1 and w not in skip and not w.isdigit() and w not in _DATE_WORDS
-    ]
-    if not words:
-        return 1.0
-    have = set(tokenize(source))
-    return round(sum(w in have for w in words) / len(words), 3)
-
-
-_DATE_WORDS = frozenset(
-    tokenize(
-        "january february march april may june july august september october november december "
-        "week of"
-    )
-)
-
-
-def is_single_valued(attribute: str) -> bool:
-    """True when a subject holds one value of the attribute at a time (home, work, diet...)."""
-    if not attribute or attribute.startswith(MULTI_VALUED):
-        return False
-    return attribute not in RELATIONS or attribute in SINGLE_RELATIONS
-
-
-def mentions(fact: Fact, term: str) -> bool:
-    """True when the fact's value or text names `term`: a word of it (or a word sharing its
-    first four letters or more, "nursing" and "nurse"), or the same drink family."""
-    words = {w for w in tokenize(term) if len(w) > 1}
-    if not words:
-        return False
-    have = set(tokenize(f"{fact.value} {fact.text}"))
-    if words & have or any(_stem_match(w, h) for w in words for h in have):
-        return True
-    return bool(_families(term) & _families(f"{fact.value} {fact.text}"))
-
-
-def _stem_match(a: str, b: str) -> bool:
-    short, long = sorted((a, b), key=len)
-    return len(short) >= 4 and long.startswith(short)
-
-
-DRINK_FAMILIES = {
-    "coffee": frozenset(
-        tokenize("coffee espresso latte cappuccino americano mocha macchiato cortado flat white")
-    ),
-    "tea": frozenset(tokenize("tea matcha chai")),
-}
-"""Drinks by family (sparse tokens): quitting coffee ends a habit of espressos."""
-
-
-def _families(text: str) -> set[str]:
-    words = set(tokenize(text))
-    return {name for name, members in DRINK_FAMILIES.items() if words & members}
-
-
-def conflicts(new: Proposition, old: Fact) -> bool:
-    """The offline rule: does `new` replace or end `old` (same subject and attribute)?"""
-    if normalise_text(new.subject) != normalise_text(old.subject):
-        return False
-    if new.replaces and old.attribute and mentions(old, new.replaces):
-        same_family = new.attribute.split(":")[0] == old.attribute.split(":")[0]
-        return not new.attribute or new.attribute == old.attribute or same_family
-    if not new.attribute or new.attribute != old.attribute:
-        return False
-    if new.ends:
-        return not new.replaces or mentions(old, new.replaces)
-    if not is_single_valued(new.attribute):
-        return new.attribute.startswith("likes:") and new.value != old.value
-    return normalise_text(new.value) != normalise_text(old.value)
-
-
-def _same_value(new: Proposition, old: Fact) -> bool:
-    if not new.attribute or not old.attribute:
-        return True
-    return new.attribute == old.attribute and normalise_text(new.value) == normalise_text(old.value)
 
 
 async def integrate(
@@ -306,7 +186,7 @@ async def _integrate_one(
     replaced = [c for c, _ in candidates if _replaces(p, c, c.uid in seen)]
     if not replaced and not p.ends:
         for c, sim in candidates:
-            if sim > STORE_DUP and _about_same(p, c) and _same_value(p, c):
+            if sim > STORE_DUP and _about_same(p, c) and same_value(p, c):
                 await graph.cite_fact(tenant, c.uid, episode.uid)
                 outcome.cited.append(c.uid)
                 return None

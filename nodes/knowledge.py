@@ -19,7 +19,8 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.state import BookkeepingState
 from memory.contextual import speaker_label
-from memory.knowledge import Proposition, grounding, integrate
+from memory.fact_rules import Proposition, grounding
+from memory.knowledge import integrate
 from memory.schema import GROUNDING_MIN, USER_SUBJECT, Episode, Fact, as_utc
 from memory.services import Services, get_services
 from memory.stores.base import NotFound

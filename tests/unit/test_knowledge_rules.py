@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.knowledge import Proposition, conflicts, grounding, is_single_valued, mentions
+from memory.fact_rules import Proposition, conflicts, grounding, is_single_valued, mentions
 from memory.schema import USER_SUBJECT, Episode, Fact, FactKind
 from nodes.extract import Chunk, ExtractedFact, Extraction, check_extraction
 from nodes.knowledge_prompt import facts_block, instructions_block, split_memories
