@@ -74,7 +74,8 @@ def clean_value(value: str) -> str:
     """A value without leading articles and adjectives of state ("a used Tesla" -> "Tesla")."""
     out = _DETERMINERS.sub("", value.strip())
     out = re.sub(r"(?i)\s+(?:instead|too|as well|now|again|anymore)$", "", out)
-    return out.strip(" ,;:")
+    out = out.strip(" ,;:")
+    return out[:-1] if out.endswith((".", "!", "?")) and not re.search(r"\b\w\.$", out) else out
 
 
 def activity_of(text: str) -> str:

@@ -31,8 +31,9 @@ WINDOW_TURNS = 2
 """Earlier turns of the same thread the extraction sees."""
 KNOWN_FACTS = 8
 """Current facts shown to the model as the ones the turn may replace or build on ..."""
-KNOWN_MIN = 0.35
-"""... when at least this similar to the turn."""
+KNOWN_MIN = 0.2
+"""... when at least this similar to the turn (a candidate the model is not shown still meets
+the offline supersession rule after the call)."""
 _ME = frozenset({"user", "the user", "i", "me", "myself", "speaker", "the speaker"})
 
 __all__ = ["GROUNDING_MIN", "knowledge", "known_facts", "propositions", "read_window"]
