@@ -37,6 +37,8 @@ MIN_SIMILARITY = 0.3
 MATCH_SIMILARITY = 0.45
 """The heuristic treats a belief at least this similar to the message as its subject."""
 NEW_BELIEF_MIN_SCORE = 0.6
+COUNTER_SIMILARITY = 0.6
+"""Offline, a retraction refutes the opinions at least this similar to the message."""
 """Offline, only evidence at least this strong starts a new belief."""
 
 
@@ -289,10 +291,16 @@ def heuristic_features(text: str, ess: ESS, claim: str) -> list[ProposedFeature]
 def heuristic_counters(
     text: str, features: Sequence[Feature], sims: Mapping[str, float]
 ) -> list[str]:
-    """Offline, a feature is refuted only by an explicit counter-claim about its subject."""
+    """Offline, an opinion (a `values` feature) is refuted only by an explicit counter-claim
+    about it: a retraction cue and a similar enough feature. Interests, style and expertise are
+    not claims, so a counter-claim leaves them."""
     if not _COUNTER.search(text):
         return []
-    return [f"F{i}" for i, f in enumerate(features, start=1) if sims.get(f.uid, 0.0) >= 0.5]
+    return [
+        f"F{i}"
+        for i, f in enumerate(features, start=1)
+        if f.category is FeatureCategory.VALUES and sims.get(f.uid, 0.0) >= COUNTER_SIMILARITY
+    ]
 
 
 # --------------------------------------------------------------------------- the task
