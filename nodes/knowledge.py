@@ -3,7 +3,7 @@
 The facts come from the extraction call (`nodes.extract`, which saw the episode in its window
 and the known facts that may bear on it) or, when that call fell back or no LLM is configured,
 from the offline heuristic (`nodes.fact_patterns`) on the same window. Each becomes a
-`memory.knowledge.Proposition` with its grounding in the source text, and `integrate` dedups,
+`memory.fact_rules.Proposition` with its grounding in the source text, and `integrate` dedups,
 cites, supersedes, links and embeds them. Idempotent like every stage: deterministic fact ids,
 MERGE-style writes.
 """
@@ -21,7 +21,7 @@ from graph.state import BookkeepingState
 from memory.contextual import speaker_label
 from memory.fact_rules import Proposition, grounding
 from memory.knowledge import integrate
-from memory.schema import GROUNDING_MIN, USER_SUBJECT, Episode, Fact, as_utc
+from memory.schema import USER_SUBJECT, Episode, Fact, as_utc
 from memory.services import Services, get_services
 from memory.stores.base import NotFound
 from nodes.extract import ExtractedFact, Extraction
@@ -36,7 +36,7 @@ KNOWN_MIN = 0.2
 the offline supersession rule after the call)."""
 _ME = frozenset({"user", "the user", "i", "me", "myself", "speaker", "the speaker"})
 
-__all__ = ["GROUNDING_MIN", "knowledge", "known_facts", "propositions", "read_window"]
+__all__ = ["knowledge", "known_facts", "propositions", "read_window", "said_of"]
 
 
 async def read_window(
