@@ -41,9 +41,12 @@ class Proposition:
     """Fact uids the LLM named as what led to this."""
 
 
-def fact_uid(tenant: str, text: str, salt: str = "") -> str:
-    """The deterministic uid of a fact: uuid5 of the tenant and the normalised text."""
-    return stable_uid(tenant, "fact", normalise_text(text), *([salt] if salt else []))
+def fact_uid(tenant: str, text: str, attribute: str = "", salt: str = "") -> str:
+    """The deterministic uid of a fact: uuid5 of the tenant, the normalised text and, when it
+    has one, its attribute (one sentence can state two: "I'm a nurse at St Mary's" is a role
+    and a workplace)."""
+    parts = [normalise_text(text), *([attribute] if attribute else []), *([salt] if salt else [])]
+    return stable_uid(tenant, "fact", *parts)
 
 
 def point_id(tenant: str, uid: str) -> str:
@@ -108,6 +111,7 @@ def _stem_match(a: str, b: str) -> bool:
 
 
 DRINK_FAMILIES = {
+    "soda": frozenset(tokenize("soda coke cola pop lemonade sprite fanta pepsi")),
     "coffee": frozenset(
         tokenize("coffee espresso latte cappuccino americano mocha macchiato cortado flat white")
     ),

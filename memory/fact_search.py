@@ -224,10 +224,21 @@ _MOTIVATED = (FactKind.DECISION, FactKind.PLAN, FactKind.GOAL)
 _TIME_TOKENS = frozenset(
     tokenize(
         "now today currently these days lately recently moment week month year still anymore "
-        "nowadays time"
+        "nowadays time usually"
     )
 )
 """Words that say when, not what: left out of a fact's query-term coverage."""
+
+
+def fact_terms(query: str) -> str:
+    """The query as the facts' lexical search reads it: without the words that say when
+    ("now", "these days") and the "'s" of a contraction, which every "the user's ..." fact
+    would match."""
+    words = re.findall(r"[\w'\-]+", query)
+    kept = [re.sub(r"'s$", "", w) for w in words if not set(tokenize(w)) <= _TIME_TOKENS]
+    return " ".join(w for w in kept if w)
+
+
 _FIRST_PERSON = re.compile(r"\b(I|me|my|mine|myself|I'm|I've|I'd)\b")
 
 

@@ -166,7 +166,7 @@ async def _integrate_one(
     crash between the graph and the vector writes) comes back so that its vector and edges are
     written again; they are idempotent."""
     graph, tenant = services.graph, episode.tenant
-    uid = fact_uid(tenant, p.text)
+    uid = fact_uid(tenant, p.text, p.attribute)
     existing = await graph.get_fact(tenant, uid)
     if existing is not None:
         sources = await graph.fact_sources(tenant, uid)
@@ -176,7 +176,7 @@ async def _integrate_one(
             await graph.cite_fact(tenant, uid, episode.uid)
             outcome.cited.append(uid)
             return None
-        uid = fact_uid(tenant, p.text, episode.uid)  # an old value said again: a new fact
+        uid = fact_uid(tenant, p.text, p.attribute, episode.uid)  # an old value said again
         if await graph.get_fact(tenant, uid) is not None:
             await graph.cite_fact(tenant, uid, episode.uid)
             outcome.cited.append(uid)

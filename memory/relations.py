@@ -20,11 +20,11 @@ FAMILY = frozenset(
 OTHER_RELATIONS = frozenset(
     """manager boss roommate flatmate housemate landlord landlady doctor dentist therapist coach
     teacher tutor colleague coworker co-worker neighbour neighbor mentor trainer friend
-    bestie""".split()
+    bestie supervisor""".split()
 )
 RELATIONS = PARTNER | FAMILY | OTHER_RELATIONS
 SINGLE_RELATIONS = frozenset(
-    "partner manager boss landlord landlady therapist dentist doctor mentor coach tutor".split()
+    "partner manager boss supervisor landlord landlady therapist dentist doctor mentor coach tutor".split()
 )
 """Relations (as fact attributes; every partner word is `partner`) a person usually has one of
 at a time: a new one replaces the old."""

@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 from memory.associative import Association, associate
 from memory.candidates import Candidate
 from memory.contextual import CONTEXT_ROLE, speaker_label
-from memory.fact_search import FactHits, FactPool, fact_candidates, gather_facts, subjects_named
+from memory.fact_search import (
+    FactHits,
+    FactPool,
+    fact_candidates,
+    fact_terms,
+    gather_facts,
+    subjects_named,
+)
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
@@ -158,9 +165,10 @@ async def _run_pass(
                     score_threshold=recipe.similarity_floor,
                 )
             )
-        if sparse_vec is not None and sparse_vec.indices:
+        fact_sparse = encode_query(fact_terms(query)) if recipe.sparse else None
+        if fact_sparse is not None and fact_sparse.indices:
             jobs.append(("sparse", "knowledge"))
-            calls.append(vectors.search("knowledge", tenant, sparse=sparse_vec, limit=fact_limit))
+            calls.append(vectors.search("knowledge", tenant, sparse=fact_sparse, limit=fact_limit))
     results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
     fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()

@@ -78,8 +78,13 @@ def origin(m: re.Match[str], said: Said) -> list[Hit]:
 
 
 def work(m: re.Match[str], said: Said) -> list[Hit]:
-    """ "I work at Acme", "I joined Globex", "I teach biology at a secondary school"."""
-    return [Hit(K.ATTRIBUTE, "work", clean_value(_group(m, "v")))]
+    """ "I work at Acme", "I joined Globex", "I got hired as a developer at Stripe" (a role
+    too)."""
+    hits = [Hit(K.ATTRIBUTE, "work", clean_value(_group(m, "v")))]
+    title = _group(m, "role", "role2", "role3", "role4")
+    if title:
+        hits.append(Hit(K.ATTRIBUTE, "role", title.strip()))
+    return hits
 
 
 def work_ends(m: re.Match[str], said: Said) -> list[Hit]:
@@ -189,6 +194,18 @@ def called_off(m: re.Match[str], said: Said) -> list[Hit]:
     """ "Iceland is off": a plan or thing named at the clause's start no longer holds."""
     old = clean_value(_group(m, "old"))
     return [Hit(K.EVENT, "", ends=True, replaces=old)]
+
+
+def instead(m: re.Match[str], said: Said) -> list[Hit]:
+    """ "New Year in Montreal instead of Mexico City": the first replaces the second."""
+    old, new = clean_value(_group(m, "old")), clean_value(_group(m, "v"))
+    new = re.sub(r"(?i)^(?:change of plans?|new plan|plan b)\s*", "", new)
+    kind = (
+        K.PLAN
+        if re.search(r"(?i)\b(plan|trip|holiday|vacation|new year|christmas)\b", m.string)
+        else K.ATTRIBUTE
+    )
+    return [Hit(kind, attribute_of(new) or "", new, replaces=old, confidence=0.7)]
 
 
 def sold(m: re.Match[str], said: Said) -> list[Hit]:

@@ -41,7 +41,7 @@ EXERCISE = frozenset(
 DRINK_WORDS = frozenset(
     """coffee coffees espresso espressos latte lattes cappuccino cappuccinos americano mocha
     macchiato cortado flat white tea teas matcha chai juice smoothie smoothies water beer wine
-    kombucha drink drinks""".split()
+    kombucha soda sodas coke cola pop lemonade seltzer sparkling drink drinks""".split()
 )
 """Drinks (their families, for "quit coffee" ending a habit of espressos, are
 `memory.knowledge.DRINK_FAMILIES`)."""
@@ -105,7 +105,18 @@ INSTRUCTION_SCOPES: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     ),
     "units": (
         frozenset("metric imperial celsius fahrenheit kilometres miles kilograms pounds".split()),
-        ("units", "measurement", "temperature", "distance", "weight", "speed"),
+        (
+            "units",
+            "measurement",
+            "temperature",
+            "distance",
+            "far",
+            "weight",
+            "heavy",
+            "speed",
+            "hot",
+            "cold",
+        ),
     ),
 }
 """Instruction topics: the words that identify each, and the concepts a request must touch for
@@ -115,7 +126,7 @@ GENERAL_SCOPES = frozenset({"length", "format", "language", "tone", "name"})
 
 STANDING = (
     r"(?i)\b(always|never|from now on|going forward|in (?:the )?future|by default|every time|"
-    r"whenever|each time|no more|stop|keep (?:your|the|it|them|answers|replies|things)|prefer|"
+    r"whenever|when you|each time|no more|stop|keep (?:your|the|it|them|answers|replies|things)|prefer|"
     r"instead|switch to|change to|stick to|go back to|call me|refer to me|address me|no need to|"
     r"(?:don't|do not) (?:ever|use|write|give|call|answer|reply|add|include|bother)|"
     r"(?:don't|do not) have to|any ?more)\b"

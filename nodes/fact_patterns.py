@@ -67,19 +67,21 @@ age           @FP@(?i:(?:am |'m )?(?P<v>\d{1,3}) years old|turned (?P<v2>\d{1,3}
 home          @FP@(?i:live|living|reside|residing|based|settled|staying)\s+(?i:in|at|near)\s+(?P<v>@PLACE@)
 home          @FP0@(?i:moved|relocated|settled|moved back)\s+(?i:to|into|in)\s+(?P<v>@PLACE@)
 home          \b(?i:home)\s+(?i:for now\s+|now\s+|these days\s+)?(?i:is)\s+(?:(?i:a|an|the|my|our)\s+[^,.;!?]{0,40}?\s+in\s+)?(?P<v>@PLACE@)
-home          @FP@(?i:bought|rented|found)\s+(?i:a|an|our|my)\s+(?i:new\s+)?(?i:house|flat|apartment|place|home)\s+in\s+(?P<v>@PLACE@)
+home          @FP0@(?:(?i:been)\s+)?(?i:bought|rented|renting|rent|own|found|got|moved into)\s+(?i:a|an|our|my)\s+(?:(?i:new|small|tiny|little|big|nice)\s+)?(?i:house|flat|apartment|place|home|condo|studio|loft|room|cottage|townhouse)\s+in\s+(?P<v>@PLACE@)
 home          \b[A-Z][a-z]+\s+(?i:still\s+|also\s+)?(?i:lives|lived|is living)\s+in\s+(?P<v>@PLACE@)
 home          @MY_REL@\s+(?i:still\s+|also\s+|now\s+)?(?i:lives|lived|is living|moved)\s+(?i:in|to)\s+(?P<v>@PLACE@)
 origin        @I@(?i:'m| am| come| came)\s+(?i:originally\s+)?from\s+(?P<v>@PLACE@)
 replacement   ^(?P<old>[A-Z][^;,]{1,30}?)\s+(?i:is|'s)\s+(?i:off|cancelled|canceled|not happening|called off)[;,]\s*@FP@(?P<verb>(?i:doing|going to|visiting|heading to|off to|booked|going))\s+(?P<v>@THING@)@STOP@
 replacement   @FP0@(?i:don't|do not|no longer|never)\s+(?P<old>@THING@)\s+(?i:anymore|any more|now)?\s*[,;]\s*(?:(?i:now)\s+)?(?:(?i:I|we)\s*(?i:'m|'re| am| are)?\s+)(?P<verb>(?i:take|use|drive|ride|go|have|drink|eat|do|play|work|walk|cycle|on))\s+(?P<v>@THING@)@STOP@
+replacement   (?i:\bno more|\bno longer any)\s+(?P<old>@THING@)(?:\s+(?i:for me))?\s*[,;]\s*@FP@(?P<verb>(?i:switched to|drink|have|use|eat|take|now))\s+(?P<v>@THING@)@STOP@
+instead       (?:^|[:,]\s*)(?P<v>[^,.;:!?]{2,50}?)\s+(?i:instead of)\s+(?P<old>[^,.;!?]{2,40}?)@STOP@
 called_off    ^(?P<old>[A-Z][^;,]{1,30}?)\s+(?i:is|'s)\s+(?i:off|cancelled|canceled|not happening|called off)\b
-replacement   @FP0@(?i:stopped|quit|gave up|left|dropped|cancelled|canceled|sold|traded(?: in)?|got rid of|swapped|passed|finished|completed)\s+(?:(?i:the|my|our)\s+)?(?P<old>@THING@)\s+(?:(?i:in)\s+)?(?:(?i:and|for|for a|for an)\s+|,\s*)(?:(?i:then|now)\s+)?(?:(?i:I|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:(?i:just|now)\s+)?(?P<verb>(?i:started learning|started|took up|switched to|booked|bought|got|picked up|teach|work|study|studying for|studying|learning|joined|moved to|a|an))\s+(?P<v>@THING@)@STOP@
+replacement   @FP0@(?i:stopped|quit|gave up|left|dropped|cancelled|canceled|sold|traded(?: in)?|got rid of|swapped|passed|finished|completed)\s+(?:(?i:the|my|our)\s+)?(?P<old>@THING@)(?:\s+(?i:in))?(?:\s+(?i:and|for|for a|for an)\s+|\s*,\s*)(?:(?i:then|now)\s+)?(?:(?i:I|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:(?i:just|now)\s+)?(?P<verb>(?i:started learning|started|took up|switched to|booked|bought|got|picked up|teach|work|study|studying for|studying|learning|taking|doing|playing|using|joined|moved to|a|an))\s+(?P<v>@THING@)@STOP@
 work_end      @FP@(?i:quit|left|resigned from|lost)\s+(?i:my|the)\s+(?i:job|position|role|work)
 work_end      @FP@(?i:got|was|been)\s+(?i:laid off|fired|let go|made redundant)
 work_end      @FP@(?i:retired)\b
 work          @FP@(?i:work|working|works)\s+(?:(?i:as)\s+(?i:a|an)\s+[a-z][\w\- ]{2,40}?\s+)?(?i:at|for)\s+(?P<v>@WORKPLACE@)
-work          @FP0@(?i:joined|started at|started working at|started a new job at|got a (?:new )?job at|got hired (?:at|by)|was hired (?:at|by)|accepted (?:a|an|the) (?:job|offer|position|role) (?:at|from|with)|accepted an offer from|accepted the offer from)\s+(?P<v>@WORKPLACE@)
+work          @FP0@(?i:joined|started at|started working at|started a new job at|got a (?:new )?job at|got a job as (?:a|an) (?P<role>[a-z ]+?) at|got hired (?:as (?:a|an) (?P<role2>[a-z ]+?) )?(?:at|by)|was hired (?:as (?:a|an) (?P<role3>[a-z ]+?) )?(?:at|by)|started (?:as (?:a|an) (?P<role4>[a-z ]+?) )at|accepted (?:a|an|the) (?:job|offer|position|role) (?:at|from|with)|accepted an offer from|accepted the offer from)\s+(?P<v>@WORKPLACE@)
 work          @FP@(?i:teach|lecture|nurse|practise|practice|study)\s+(?:[a-z]+\s+){0,3}(?i:at|in)\s+(?P<v>@WORKPLACE@)
 work          \b[A-Z][a-z]+\s+(?i:still\s+|also\s+)?(?i:works|worked)\s+(?i:at|for)\s+(?P<v>@WORKPLACE@)
 work          @MY_REL@\s+(?i:still\s+|also\s+|now\s+)?(?i:works|worked)\s+(?i:at|for)\s+(?P<v>@WORKPLACE@)
@@ -89,17 +91,17 @@ relation      @MY_REL@(?:'s name)?\s+(?i:is)\s+(?i:called\s+|named\s+)?(?P<n>@NA
 relation      \b[Mm]y\s+(?:(?i:new|current|best)\s+)?(?P<rel>@REL@)\s+(?i:at\s+@ORG@\s+)?(?i:is)\s+(?P<n>@NAME@)\b
 relation      @MY_REL@,?\s+(?P<n>@NAME@)\b
 dating        @FP@(?i:met|am seeing|'m seeing|been seeing|found)\s+(?i:someone)\b[^.;!?]*?\b(?i:his|her|their)\s+name\s+is\s+(?P<n2>@NAME@)
-dating        @FP@(?i:been\s+)?(?i:dating|seeing|going out with|engaged to|married to|in a relationship with)\s+(?:(?i:a (?:guy|girl|man|woman|person) (?:named|called))\s+)?(?P<n>@NAME@)?
+dating        @FP@(?i:been\s+)?(?i:started\s+|begun\s+|began\s+)?(?i:dating|seeing|going out with|engaged to|married to|in a relationship with)\s+(?:(?i:a (?:guy|girl|man|woman|person) (?:named|called))\s+)?(?P<n>@NAME@)?
 dating        \b(?P<n>@NAME@)\s+and\s+I\s+(?i:got|are|just got)\s+(?i:engaged|married)
-breakup       (?:\b[A-Z][a-z]+\s+and\s+I|@I@@AUX@@ADV@)\s+(?i:broke up|split up|separated|divorced|got divorced|are no longer together)
+breakup       (?:\b[A-Z][a-z]+\s+and\s+I|@I@@AUX@@ADV@)\s+(?i:broke up|split up|separated|divorced|got divorced|are no longer together|called off the engagement|broke off the engagement|called off the wedding|ended things)
 breakup       \bI(?i:'m| am)\s+(?i:single|divorced)\b
-diet          @I@(?i:'m| am|'ve been| have been| went| became| turned| gone| switched to| eat| am now)@ADV@\s+(?i:fully\s+|strictly\s+|mostly\s+|a\s+)?(?P<v>@DIET@)\b
+diet          @I@(?i:'m| am|'ve been| have been| went| became| turned| gone|'ve gone| have gone|'ve become|'ve turned| switched to|'ve switched to| eat| am now)@ADV@\s+(?i:fully\s+|strictly\s+|mostly\s+|a\s+)?(?P<v>@DIET@)\b
 diet          @FP@(?i:on|eat|follow|following|doing|started)\s+(?i:a|an|the)\s+(?P<v>[a-z\- ]{2,30}?)\s+(?i:diet)\b
-favourite     \b[Mm]y\s+(?:(?i:all-time|absolute)\s+)?(?i:favou?rite)\s+(?P<thing>[a-z][a-z ]{1,30}?)\s+(?:(?i:these days|right now|at the moment|now)\s+)?(?i:is|are|has to be)\s+(?:(?i:now|still)\s+)?(?P<v>[^,.;!?]{2,60}?)@STOP@
+favourite     \b[Mm]y\s+(?:(?i:all-time|absolute)\s+)?(?i:favou?rite)\s+(?P<thing>[A-Za-z][A-Za-z ]{1,30}?)\s+(?:(?i:these days|right now|at the moment|now)\s+)?(?i:is|are|has to be)\s+(?:(?i:now|still)\s+)?(?P<v>[^,.;!?]{2,60}?)@STOP@
 favourite     ^(?P<v>[A-Z][^,.;!?]{1,40}?)\s+(?i:is|are)\s+(?:(?i:now|still|definitely|officially)\s+)?(?:(?i:my|our))\s+(?:(?i:new|all-time)\s+)?(?i:favou?rite)\s+(?P<thing>[a-z]+)
 replacement   @FP0@(?i:traded)\s+(?:(?i:the|my|our)\s+)?(?P<old>@THING@)\s+(?i:in)\s+(?i:for)\s+(?P<verb>(?i:a|an|the))\s+(?P<v>@THING@)@STOP@
 sold          @FP0@(?i:sold|gave away|got rid of|traded in)\s+(?i:my|the|our)\s+(?P<v>@THING@)@STOP@
-possession    @FP0@(?i:drive|own|have|got|bought|use|ordered|picked up|upgraded to|switched to)\s+(?:(?i:a|an|my|the|two)\s+)?(?P<v>@THING@)@STOP@
+possession    @FP0@(?i:drive|driving|own|have|got|bought|use|using|ordered|picked up|upgraded to|switched to|leasing|leased|lease|riding|'m on|am on|on)\s+(?:(?i:a|an|my|the|two)\s+)?(?P<v>@THING@)@STOP@
 pet           \b[Mm]y\s+(?:(?i:new|little|old)\s+)?(?P<animal>@ANIMAL@)(?:,?\s+(?P<n>@NAME@))?\b
 pet           @FP@(?i:adopted|rescued|got)\s+(?i:a|an|another)\s+(?P<animal>[a-z\- ]{2,30}?)\s+(?i:named|called)\s+(?P<n>@NAME@)
 pet           \b[A-Z][a-z]+\s+(?i:has)\s+(?i:a\s+)?(?i:little\s+|new\s+|baby\s+)?(?i:sister|brother|friend|companion)[^.;!?]*?\b(?:(?i:a|an)\s+)(?P<animal>@ANIMAL@)\s+(?i:named|called)\s+(?P<n>@NAME@)
@@ -165,7 +167,7 @@ _IMPERATIVE = re.compile(
     r"(?i)^(?:(?:and|also|oh|ok|okay|so|actually|from now on|going forward|in (?:the )?future|"
     r"by default)[,:]?\s+)*(?:please\s+)?(?:always|never|don't|do not|stop|keep|use|write|answer|"
     r"reply|respond|show|give|format|call|address|avoid|include|explain|remember to|make sure|be|"
-    r"talk|speak|try to|switch|change|stick|go back)\b"
+    r"talk|speak|try to|switch|change|stick|go back)\b(?! of\b)"
 )
 
 
@@ -194,6 +196,7 @@ _BUILDERS: dict[str, Builder] = {
     "instruction": instruction,
     "work_end": b.work_ends,
     "called_off": b.called_off,
+    "instead": b.instead,
     "relation": b.relation_named,
     **{
         n: getattr(b, n)
@@ -235,6 +238,7 @@ _EXCLUSIVE = {
     "switched": {"stopped", "event", "habit", "learning", "possession"},
     "plan_change": {"event", "plan", "possession"},
     "called_off": {"event", "plan", "possession", "my_thing"},
+    "instead": {"event", "plan", "possession", "my_thing", "habit", "likes"},
     "decision": {"event", "plan", "stopped", "habit", "goal", "possession", "likes", "replacement"},
     "sold": {"possession", "event"},
     "stopped": {"event", "habit"},

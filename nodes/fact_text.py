@@ -65,9 +65,10 @@ def attribute_of(text: str, *, things: bool = False, habits: bool = False) -> st
 
 
 _DETERMINERS = re.compile(
-    r"(?i)^(?:(?:a|an|the|my|our|his|her|their|some|used|new|old|second-hand|brand-new|brand new|"
-    r"little|big|first|proper)\s+)+"
+    r"^(?:(?:a|an|the|my|our|his|her|their|some|used|new|old|second-hand|brand-new|brand new|"
+    r"little|big|first|proper|beat-up)\s+)+"
 )
+"""Lower-case only: "The Wire" and "New York" keep their first word."""
 
 
 def clean_value(value: str) -> str:
@@ -81,10 +82,22 @@ def clean_value(value: str) -> str:
 def activity_of(text: str) -> str:
     """The activity or drink a habit names ("green tea", "swimming"), or ""."""
     words: list[str] = re.findall(r"[a-z][a-z\-]*", text.lower())
+    generic = ("drink", "drinks")
     for i, w in enumerate(words):
-        if w in lex.EXERCISE or w in lex.DRINK_WORDS:
-            if i and words[i - 1] in ("green", "black", "herbal", "iced", "mint", "oat"):
+        if (w in lex.EXERCISE or w in lex.DRINK_WORDS) and w not in generic:
+            if i and words[i - 1] in (
+                "green",
+                "black",
+                "herbal",
+                "iced",
+                "mint",
+                "oat",
+                "diet",
+                "sparkling",
+            ):
                 return f"{words[i - 1]} {w}"
+            if w == "sparkling" and i + 1 < len(words):
+                return f"{w} {words[i + 1]}"
             return w
     return ""
 
