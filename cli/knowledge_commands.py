@@ -178,7 +178,7 @@ def recall(
     query: str = typer.Argument(..., help="What to look for."),
     user: str = typer.Option("demo", "--user", "-u", help=USER_HELP),
     recipe: str = typer.Option("SIMPLE", "--recipe", help="SIMPLE, TEMPORAL or AGGREGATION."),
-    n: int = typer.Option(7, "--n", min=1, max=20, help="How many memories."),
+    n: int = typer.Option(7, "--n", min=1, max=20, help="How many turns (facts come beside)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: the query and its results."),
 ) -> None:
     """Search memory directly (no LLM) and show what comes back (turns and facts) and from

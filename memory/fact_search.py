@@ -1,21 +1,25 @@
 """The facts surface of retrieval: knowledge hits ranked beside the episodes, conflict-aware.
 
 `memory.retrieval` searches the `knowledge` collection in the same pass as the derivatives
-(dense and sparse) and hands the hits here (`FactHits`). `gather_facts` and `FactPool.rank` then, against the graph
-(the source of truth for what is current):
+(dense, and sparse over `fact_terms` of the query) and hands the hits here (`FactHits`).
+`gather_facts` and `FactPool.rank` then, against the graph (the source of truth for what is
+current):
 
-- scores each fact in the episodes' units (weighted cosine + BM25 scaled by the best fact);
-- lets the **current successor** of a superseded fact that matched inherit its relevance (a
+- score each fact in the episodes' units (weighted cosine + BM25 scaled by the better of the
+  best fact and the best derivative, / the best episode's relevance, + coverage), x (1 +
+  `Recipe.subject_boost`) when it is about whom the question is about;
+- let the **current successor** of a superseded fact that matched inherit its relevance (a
   question about the user's home that matches "lives in Lyon" is answered by "moved to Porto")
-  and adds `Recipe.current_boost` to current facts;
-- when the question is about the user, scales the turns that matched only through facts about
+  plus `Recipe.current_boost`;
+- when the question is about the user, scale the turns that matched only through facts about
   someone else by `Recipe.other_subject_factor`;
-- scales superseded facts, and the episodes that stated only superseded facts, by
+- scale superseded facts, and the episodes that stated only superseded facts, by
   `Recipe.stale_factor`, unless the question asks about the past ("before", "used to",
   "old", ...), when superseded facts gain `Recipe.history_boost` instead;
-- brings back current standing instructions whose scope the request touches (a request to
+- bring back current standing instructions whose scope the request touches (a request to
   write a function brings back the code-style instruction), above everything;
-- for a "why" question, adds what led to the best decisions or plans (LED_TO edges).
+- for a "why" question, add what led to the best decisions or plans (LED_TO edges: facts, and
+  turns no fact captured).
 
 Every fact candidate carries its source episodes (`sources`), which the eval maps to turns.
 """
