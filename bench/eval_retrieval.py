@@ -11,10 +11,8 @@ default) the router and extraction are the agent's heuristics; with `--llm` the 
 routes, extracts and reranks (the rerank node's `rank`), and the latency still counts only the
 retrieval.
 
-How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is one
-episode whose user text is `Speaker: text`; a `user` turn and the `assistant` turn that answers it
-form one episode, as in the agent. Turn ids are opaque: they live only in this harness's map from
-episode uid to turn ids, never in the stores. A turn whose content the tenant already holds maps
+How a turn becomes an episode is `bench.memeval` (shared with `mneme ingest`). Turn ids are
+opaque: they live only in this harness's map from episode uid to turn ids, never in the stores. A turn whose content the tenant already holds maps
 to the existing episode (dedup); retrieving that episode ranks all its turns, in order.
 """
 
@@ -28,13 +26,20 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bench.memeval import (
+    SESSION_GAP,
+    Conversation,
+    parse_date,
+    placed,
+    read_memeval,
+)
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
 from memory.embeddings import Embedder, build_embedder
 from memory.episodes import remember
@@ -45,24 +50,26 @@ from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
 
-TURN_SPACING = timedelta(seconds=30)
-"""Turns of a session are this far apart (sessions carry one date, turns none)."""
-SESSION_GAP = timedelta(days=1)
-"""A session without a date is placed this long after the previous one."""
 MIN_RANKED = 20
 WRITE_PATH = (
     "bench.eval_retrieval",
+    "bench.memeval",
     "graph.bookkeeping",
     "memory.chunking",
     "memory.contextual",
     "memory.embeddings",
     "memory.episodes",
+    "memory.fact_rules",
+    "memory.features",
+    "memory.knowledge",
+    "memory.relations",
     "memory.schema",
     "memory.sparse",
     "memory.stores.graph.beliefs",
     "memory.stores.graph.entities",
     "memory.stores.graph.episodes",
     "memory.stores.graph.facts",
+    "memory.stores.graph.features",
     "memory.stores.graph.fields",
     "memory.stores.graph.inputs",
     "memory.stores.graph.snapshots",
@@ -75,67 +82,26 @@ WRITE_PATH = (
     "memory.stores.sqlite.entities",
     "memory.stores.sqlite.episodes",
     "memory.stores.sqlite.facts",
+    "memory.stores.sqlite.features",
     "memory.stores.sqlite.rows",
     "memory.stores.sqlite.snapshots",
     "memory.stores.sqlite.tenant_state",
     "memory.stores.sqlite.topics",
     "nodes.bookkeeping",
+    "nodes.belief_assessment",
     "nodes.extract",
+    "nodes.fact_builders",
+    "nodes.fact_lexicon",
+    "nodes.fact_patterns",
+    "nodes.fact_text",
+    "nodes.features",
+    "nodes.knowledge",
     "nodes.provenance",
     "nodes.reflection",
     "nodes.route",
 )
 """Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
 while none of them has changed."""
-
-
-class EvalInputError(ValueError):
-    """The data file is not memeval; the message names the line and the problem."""
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One memeval line."""
-
-    id: str
-    sessions: list[dict[str, Any]]
-    questions: list[dict[str, Any]]
-
-
-def read_memeval(path: Path) -> list[Conversation]:
-    """Read a memeval JSONL file; `EvalInputError` names the first bad line."""
-    if not path.is_file():
-        raise EvalInputError(f"{path} does not exist; pass a memeval .jsonl file")
-    out: list[Conversation] = []
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                conv = Conversation(str(row["id"]), list(row["sessions"]), list(row["questions"]))
-                for s in conv.sessions:
-                    for t in s["turns"]:
-                        t["id"], t["speaker"], t["text"]
-                for q in conv.questions:
-                    q["id"], q["question"], q["evidence"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise EvalInputError(
-                    f"{path}:{n} is not a memeval conversation ({type(exc).__name__}: {exc}); "
-                    "see docs/memeval.md: id, sessions[].turns[].{id, speaker, role, text}, "
-                    "questions[].{id, question, evidence}"
-                ) from None
-            out.append(conv)
-    return out
-
-
-def _parse_date(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        return as_utc(datetime.fromisoformat(value.strip()))
-    except ValueError:
-        return None
 
 
 @dataclass(slots=True)
@@ -233,28 +199,6 @@ def _load_ingest(stored: Path, work: Path) -> Ingested | None:
     return ingested
 
 
-def _episodes_of(session: dict[str, Any]) -> Iterator[tuple[list[str], str, str]]:
-    """(turn ids, user_text, agent_text) per episode of a session (see the module docstring)."""
-    turns = session["turns"]
-    i = 0
-    while i < len(turns):
-        turn = turns[i]
-        role = turn.get("role")
-        text = str(turn["text"])
-        if role == "user":
-            nxt = turns[i + 1] if i + 1 < len(turns) else None
-            if nxt is not None and nxt.get("role") == "assistant":
-                yield [turn["id"], nxt["id"]], text, str(nxt["text"])
-                i += 2
-                continue
-            yield [turn["id"]], text, ""
-        elif role == "assistant":
-            yield [turn["id"]], "", text
-        else:
-            yield [turn["id"]], f"{turn['speaker']}: {text}", ""
-        i += 1
-
-
 Bookkeep = Callable[[Services, str, str], Any]
 
 
@@ -268,38 +212,32 @@ async def ingest(
     result = Ingested()
     start = time.perf_counter()
     clock: datetime | None = None
-    for index, session in enumerate(conv.sessions):
-        date = _parse_date(session.get("date"))
-        base = date or ((clock + SESSION_GAP) if clock else datetime(2000, 1, 1, tzinfo=UTC))
-        if clock is not None and base <= clock:
-            base = clock + TURN_SPACING  # keep the chain in conversation order
-        for n, (ids, user_text, agent_text) in enumerate(_episodes_of(session)):
-            result.order.extend(ids)
-            if not user_text.strip() and not agent_text.strip():
-                continue
-            at = base + n * TURN_SPACING
-            clock = at
-            assessment = await assess_turn(user_text, [], chat=services.chat, usage=Usage())
-            thread = f"session-{index + 1}"
-            done = await remember(
-                services,
-                tenant=tenant,
-                thread_id=thread,
-                user_text=user_text,
-                agent_text=agent_text,
-                at=at,
-                ess=assessment.evidence.record() if user_text.strip() else None,
-                uid=episode_uid(tenant, thread, f"turn:{n}"),
-            )
-            result.turn_ids.setdefault(done.uid, []).extend(ids)
-            if done.duplicate:
-                result.duplicates += 1
-                continue
-            result.episodes += 1
-            try:
-                await bookkeep(services, tenant, done.uid)
-            except Exception as exc:  # reported with the conversation, never fatal
-                result.failed[done.uid] = f"{type(exc).__name__}: {exc}"[:300]
+    for ep in placed(conv):
+        result.order.extend(ep.turn_ids)
+        if not ep.user_text.strip() and not ep.agent_text.strip():
+            continue
+        clock = ep.at
+        assessment = await assess_turn(ep.user_text, [], chat=services.chat, usage=Usage())
+        thread = f"session-{ep.session + 1}"
+        done = await remember(
+            services,
+            tenant=tenant,
+            thread_id=thread,
+            user_text=ep.user_text,
+            agent_text=ep.agent_text,
+            at=ep.at,
+            ess=assessment.evidence.record() if ep.user_text.strip() else None,
+            uid=episode_uid(tenant, thread, f"turn:{ep.position}"),
+        )
+        result.turn_ids.setdefault(done.uid, []).extend(ep.turn_ids)
+        if done.duplicate:
+            result.duplicates += 1
+            continue
+        result.episodes += 1
+        try:
+            await bookkeep(services, tenant, done.uid)
+        except Exception as exc:  # reported with the conversation, never fatal
+            result.failed[done.uid] = f"{type(exc).__name__}: {exc}"[:300]
     result.last = clock or utcnow()
     result.seconds = time.perf_counter() - start
     return result
@@ -355,14 +293,17 @@ async def llm_rerank(
     services: Services, question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
-    listwise order), then the rest of the candidates in score order."""
+    listwise order), then the rest of the candidates in score order; a fact stands for the
+    episodes that state it."""
     from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
     result = await rank(question, candidates, route, chat=services.chat, usage=usage)
-    first = [m["episode_uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    first = [m["uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    by_uid = {c.uid: c for c in found}
     kept = set(first)
-    return first + [c.episode_uid for c in found if c.episode_uid not in kept]
+    order = first + [c.uid for c in found if c.uid not in kept]
+    return [s for uid in order for s in by_uid[uid].sources]
 
 
 def llm_summary(chat: ChatModels) -> dict[str, Any]:
@@ -534,7 +475,7 @@ async def _run_eval(
                     unindexed += len(ingested.failed)
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
-                        now = _parse_date(q.get("date")) or last
+                        now = parse_date(q.get("date")) or last
                         question = str(q["question"])
                         route = await llm_route(services, question, usage) if llm else None
                         recipe, queries, weights = choose_recipe(question, recipe_name, part, route)
@@ -543,7 +484,8 @@ async def _run_eval(
                             services, tenant, queries, recipe, now, signal_weights=weights
                         )
                         latencies.append((time.perf_counter() - start) * 1000.0)
-                        uids = [c.episode_uid for c in found]
+                        # A fact stands for the episodes that state it.
+                        uids = [s for c in found for s in c.sources]
                         if llm and route is not None:  # the rerank node's order (not timed)
                             uids = await llm_rerank(services, question, found, route, usage)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.eval_retrieval import _episodes_of, read_memeval
+from bench.memeval import episodes_of, read_memeval
 from memory.schema import Episode, content_hash, episode_content
 from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
+from nodes.fact_patterns import heuristic_facts
+from nodes.knowledge import said_of
 from nodes.route import heuristic_assessment
 
 
@@ -50,6 +52,7 @@ def check_episode(user_text: str, agent_text: str) -> None:
         raise ValueError("no derivative to index")
     topic_slugs(extraction)
     heuristic_assessment(user_text)
+    heuristic_facts(said_of(episode, []))
 
 
 def bench_poison(paths: list[Path]) -> PoisonReport:
@@ -59,7 +62,7 @@ def bench_poison(paths: list[Path]) -> PoisonReport:
     for path in paths:
         for conv in read_memeval(path):
             for s, session in enumerate(conv.sessions):
-                for n, (ids, user_text, agent_text) in enumerate(_episodes_of(session)):
+                for n, (ids, user_text, agent_text) in enumerate(episodes_of(session)):
                     if not user_text.strip() and not agent_text.strip():
                         continue
                     report.episodes += 1

@@ -104,7 +104,8 @@ def retrieval(
     ] = None,
 ) -> None:
     """Ingest each conversation into a fresh memory, ask its questions, score the rankings."""
-    from bench.eval_retrieval import EvalInputError, run_eval
+    from bench.eval_retrieval import run_eval
+    from bench.memeval import EvalInputError
     from memory.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
     from memory.stores.base import StoreError

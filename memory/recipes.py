@@ -76,6 +76,34 @@ class Recipe:
     read?" favours what Ana said over what others said to her. Transcripts of people only
     (turns stored as `Name: text`); agent turns carry no speaker. Multiplicative, so an
     irrelevant turn is not lifted by its speaker alone."""
+    # ---- facts (knowledge propositions; `memory.fact_search`)
+    facts: bool = True
+    """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
+    each carrying its source episodes."""
+    max_facts: int = 10
+    """Most facts one retrieval returns (besides instructions and causes)."""
+    successors: bool = True
+    """A superseded fact that matches lends its relevance to its current successor."""
+    current_boost: float = 0.1
+    """Added to a current fact that inherited its relevance from a superseded one it replaced
+    (see `successors`), so that it outranks the stale fact and the turn that stated it."""
+    other_subject_factor: float = 0.7
+    """A question about the user ("where do I live?") scales the turns that matched only
+    through facts about someone else ("my sister lives in Lyon") by this."""
+    subject_boost: float = 0.15
+    """A fact about whom the question is about (the user for "I"/"my", or a person it names)
+    scores (1 + this) x its relevance, as `speaker_boost` does for turns."""
+    stale_factor: float = 0.5
+    """Superseded facts that match, and the episodes that stated only those, are scaled by
+    this, unless the question asks about the past."""
+    history_boost: float = 0.1
+    """Added to superseded facts when the question asks about the past ("before", "old")."""
+    instructions: bool = True
+    """Current standing instructions whose scope the request touches come first."""
+    instruction_boost: float = 0.2
+    """An applicable instruction scores the best other score (at least 1) + this."""
+    cause_weight: float = 0.9
+    """For a "why" question, what led to a matched decision or plan scores this x its score."""
     # ---- rerank and final score
     rerank: bool = True
     """Non-LLM rerank of the top `rerank_depth`: query-term coverage of each candidate's text."""
@@ -123,6 +151,16 @@ PARTS: dict[str, dict[str, object]] = {
     "floor": {"similarity_floor": -1.0},
     "smoothing": {"smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
+    "facts": {"facts": False},
+    "subject": {"subject_boost": 0.0, "other_subject_factor": 1.0},
+    "supersession": {
+        "successors": False,
+        "current_boost": 0.0,
+        "stale_factor": 1.0,
+        "history_boost": 0.0,
+    },
+    "instructions": {"instructions": False},
+    "causes": {"cause_weight": 0.0},
 }
 """Parts that `ablate` can turn off, and what turning each off changes."""
 

@@ -6,7 +6,9 @@ query → their episodes). Hits collapse to episodes (best point per list); the 
 relevance (weighted scores, or RRF); a time window named by the question boosts what falls inside
 it; graph proximity and a non-LLM rerank (query-term coverage) adjust it; neighbours along
 TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry provenance: the
-fragments and prospective questions that matched, and the score parts.
+fragments and prospective questions that matched, and the score parts. Facts (the `knowledge`
+collection) are searched in the same passes and ranked beside the episodes, conflict-aware, by
+`memory.fact_search`; a fact candidate carries its source episodes.
 
 No prompts and no LangGraph here; the LLM rerank is the agent's `rerank` node.
 """
@@ -16,12 +18,21 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memory.associative import Association, associate
+from memory.candidates import Candidate
 from memory.contextual import CONTEXT_ROLE, speaker_label
+from memory.fact_search import (
+    FactHits,
+    FactPool,
+    fact_candidates,
+    fact_terms,
+    gather_facts,
+    subjects_named,
+)
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
@@ -32,45 +43,7 @@ from memory.timeparse import Resolution, parse_time
 if TYPE_CHECKING:
     from memory.services import Services
 
-Source = Literal["search", "neighbour", "entity"]
-
-
-@dataclass(slots=True)
-class Candidate:
-    """One episode brought back by retrieval. Higher `score` is better."""
-
-    episode_uid: str
-    score: float
-    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
-    credibility terms."""
-    similarity: float | None
-    """Best dense cosine similarity of any of the episode's points (None: not measured)."""
-    created_at: datetime
-    thread_id: str
-    content: str
-    """The episode as stored (user and agent text)."""
-    fragments: list[str] = field(default_factory=list)
-    """Matched exact derivative texts, best first (context derivatives are not shown)."""
-    questions: list[str] = field(default_factory=list)
-    """Prospective questions that matched, best first."""
-    source: Source = "search"
-    neighbour_of: str | None = None
-    offset: int = 0
-    """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
-    signals: dict[str, float] = field(default_factory=dict)
-    relevance: float = 0.0
-    """Fused dense + sparse + proximity + time score before the final ranking."""
-    proximity: float = 0.0
-    """Graph proximity from the query's entities, in [0, 1]."""
-    in_window: bool = False
-    """Created inside a time window the question names."""
-    salience: float = 0.5
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-friendly copy (datetimes as ISO strings)."""
-        out = asdict(self)
-        out["created_at"] = self.created_at.isoformat()
-        return out
+__all__ = ["Candidate", "credibility_bonus", "retrieve", "rrf_fuse"]
 
 
 @dataclass(slots=True)
@@ -123,6 +96,7 @@ class _Pass:
     relevance: dict[str, float]
     acc: dict[str, _Episode]
     association: Association
+    facts: FactHits = field(default_factory=FactHits)
 
 
 async def _run_pass(
@@ -175,12 +149,34 @@ async def _run_pass(
         if sparse_vec is not None and sparse_vec.indices:
             jobs.append(("sparse", kind))
             calls.append(vectors.search(kind, tenant, sparse=sparse_vec, limit=limit, filter=flt))
+    if recipe.facts:  # the facts surface, searched in the same pass (no time filter: facts
+        # hold over spans, their history is handled by `memory.fact_search`)
+        fact_limit = max(1, recipe.max_facts * 2)
+        if dense_vec is not None:
+            jobs.append(("dense", "knowledge"))
+            calls.append(
+                vectors.search(
+                    "knowledge",
+                    tenant,
+                    dense=dense_vec,
+                    limit=fact_limit,
+                    score_threshold=recipe.similarity_floor,
+                )
+            )
+        fact_sparse = encode_query(fact_terms(query)) if recipe.sparse else None
+        if fact_sparse is not None and fact_sparse.indices:
+            jobs.append(("sparse", "knowledge"))
+            calls.append(vectors.search("knowledge", tenant, sparse=fact_sparse, limit=fact_limit))
     results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
+    fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()
 
     acc: dict[str, _Episode] = {}
     lists: dict[str, list[str]] = {"dense": [], "sparse": []}
-    for (mode, _kind), hits in zip(jobs, results, strict=True):
+    for (mode, kind), hits in zip(jobs, results, strict=True):
+        if kind == "knowledge":
+            fact_hits.add(mode, hits)
+            continue
         for hit in hits:
             payload = hit.payload
             if not recipe.contextual and payload.get("role") == CONTEXT_ROLE:
@@ -201,6 +197,7 @@ async def _run_pass(
                 ep.fragments[text] = max(ep.fragments.get(text, 0.0), hit.score)
     for uid in association.pointers:
         acc.setdefault(uid, _Episode())
+    fact_hits.sparse_scale = max((ep.sparse for ep in acc.values() if ep.sparse), default=0.0)
 
     for mode in ("dense", "sparse"):
         ranked = sorted(
@@ -218,7 +215,7 @@ async def _run_pass(
             created = _created(acc[uid].payload)
             if created is not None and window.contains(created):
                 relevance[uid] += recipe.time_boost
-    return _Pass(relevance=relevance, acc=acc, association=association)
+    return _Pass(relevance=relevance, acc=acc, association=association, facts=fact_hits)
 
 
 def _fuse(
@@ -295,6 +292,17 @@ async def retrieve(
         for uid, value in p.association.proximity.items():
             proximity[uid] = max(proximity.get(uid, 0.0), value)
 
+    about = subjects_named(queries, [n for p in passes for n in p.association.entities])
+    pool = (
+        await gather_facts(
+            services, tenant, [p.facts for p in passes], recipe, queries, cutoff, about
+        )
+        if recipe.facts
+        else FactPool()
+    )
+    for uid, factor in pool.demote.items():  # turns that stated only superseded facts
+        if uid in relevance:
+            relevance[uid] *= factor
     order = sorted(relevance, key=lambda u: (-relevance[u], u))
     depth = max(recipe.max_candidates, recipe.rerank_depth if recipe.rerank else 0)
     top = order[:depth]
@@ -328,7 +336,11 @@ async def retrieve(
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
         out += await _neighbours(services, tenant, out, recipe, cutoff)
-        out.sort(key=lambda c: (-c.score, c.episode_uid))
+    if pool.facts:
+        out = await fact_candidates(
+            services, tenant, pool, out, best, recipe, queries, about, cutoff
+        )
+    out.sort(key=lambda c: (-c.score, c.uid))
     return out
 
 
@@ -371,6 +383,8 @@ def _candidate(
         proximity=proximity,
         in_window=any(w.contains(created) for w in windows),
         salience=episode.salience,
+        uid=episode.uid,
+        sources=[episode.uid],
     )
 
 
@@ -409,6 +423,8 @@ async def _neighbours(
                     signals=episode.ess.signals() if episode.ess else {},
                     relevance=seed.relevance * recipe.neighbour_decay / abs(n.offset),
                     salience=episode.salience,
+                    uid=episode.uid,
+                    sources=[episode.uid],
                 )
             )
     return out
