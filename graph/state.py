@@ -17,7 +17,6 @@ from typing_extensions import TypedDict
 
 from memory.services.usage import merge_usage
 
-
 # Field docstrings become descriptions in the schemas the server publishes (Studio shows them).
 _DESCRIBED = ConfigDict(use_attribute_docstrings=True)
 
