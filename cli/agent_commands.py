@@ -100,7 +100,7 @@ async def ingest_sample(
 ) -> tuple[list[str], int]:
     """Remember every sample turn at its (relative) time; return the uids and how many were new."""
     from memory.episodes import remember
-    from memory.schema import utcnow
+    from memory.schema import episode_uid, utcnow
 
     tz = ZoneInfo(sample.get("timezone", "UTC"))
     now = utcnow()
@@ -116,6 +116,7 @@ async def ingest_sample(
             user_text=t["user"],
             agent_text=t["agent"],
             at=at,
+            uid=episode_uid(user_id, session["id"], f"turn:{i}"),  # a re-run writes nothing
         )
         uids.append(result.uid)
         new += not result.duplicate
@@ -162,7 +163,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             f"({new} new, {len(uids) - new} already remembered)\n"
         )
         app = compiled_agent()
-        misses = 0
+        misses = strict = 0
         for n, q in enumerate(sample["questions"], start=1):
             state = await ask(
                 app,
@@ -172,9 +173,14 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
                 timezone=sample.get("timezone", "UTC"),
             )
             answer = str(state["messages"][-1].content)
-            hit = any(e.lower() in answer.lower() for e in q.get("expect", []))
+            expect = [e.lower() for e in q.get("expect", [])]
+            hit = all(e in answer.lower() for e in expect)
+            used = sorted(state.get("memories") or [], key=lambda m: int(m.get("rank") or 10**6))
+            first_right = bool(used) and all(e in str(used[0]["content"]).lower() for e in expect)
             misses += not hit
+            strict += first_right
             mark = "[green]recalled[/]" if hit else "[yellow]not recalled[/]"
+            mark += "" if first_right else " [yellow](first memory is not the answer)[/]"
             body = Table.grid(expand=True)
             body.add_row(f"[bold]{safe(answer)}[/]")
             if state.get("memories"):
@@ -191,7 +197,10 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
                 Panel(body, title=f"Q{n}: {safe(q['question'])}  {mark}", title_align="left")
             )
         total = len(sample["questions"])
-        console.print(f"\n[bold]{total - misses}/{total}[/] questions answered from memory.")
+        console.print(
+            f"\n[bold]{total - misses}/{total}[/] questions answered from memory; "
+            f"[bold]{strict}/{total}[/] with the right memory first (the strict check)."
+        )
     return misses
 
 
