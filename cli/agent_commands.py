@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
@@ -240,6 +241,15 @@ async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **c
     return state.values
 
 
+CHAT_COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
+"""A chat line that is one slash word is a command for the REPL, not a message."""
+
+CHAT_HELP = (
+    "Commands: /help (this list), /memories (show or hide the memories each reply used), "
+    "/quit. Anything else is said to mneme and remembered."
+)
+
+
 async def run_chat(
     user_id: str,
     thread_id: str,
@@ -256,7 +266,7 @@ async def run_chat(
         app = compiled_agent()
         console.print(
             f"[bold]mneme chat[/] as [cyan]{safe(user_id)}[/] (thread {safe(thread_id)}), "
-            f"memory in {safe(str(services.settings.data_dir))}. Type /quit to leave."
+            f"memory in {safe(str(services.settings.data_dir))}. /help lists commands."
         )
         note_data_dir(services.settings)
         while True:
@@ -264,9 +274,20 @@ async def run_chat(
                 text = await asyncio.to_thread(read, "you> ")
             except (EOFError, KeyboardInterrupt):
                 break
-            if text.strip() in ("/quit", "/exit"):
+            command = text.strip()
+            if command in ("/quit", "/exit"):
                 break
-            if not text.strip():
+            if not command:
+                continue
+            if CHAT_COMMAND.match(command):  # commands are not memories: never sent or stored
+                if command == "/memories":
+                    show_memories = not show_memories
+                    console.print(f"memories shown: {'on' if show_memories else 'off'}")
+                else:
+                    known = command == "/help"
+                    console.print(
+                        ("" if known else f"unknown command {safe(command)}. ") + CHAT_HELP
+                    )
                 continue
             size = len(text.encode("utf-8", "surrogatepass"))
             if size > services.settings.max_message_bytes:
