@@ -33,6 +33,7 @@ from memory.fact_search import (
     gather_facts,
     subjects_named,
 )
+from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
@@ -332,6 +333,10 @@ async def retrieve(
                 named,
             )
         )
+    for c in out:
+        episode = episodes[c.episode_uid]
+        if is_bare_question(episode.user_text, episode.agent_text):
+            c.score *= BARE_QUESTION_FACTOR  # kept, never above the statements that answer it
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
