@@ -325,7 +325,11 @@ class Memory:
     """One process's access to mneme's memory, scoped by user on every call."""
 
     def __init__(self, services: Services, *, owns: bool = False) -> None:
-        """Wrap open services (a server's, a test's); `owns`: `close()` closes them too."""
+        """Wrap open services (a server's, a test's); `owns`: `close()` closes them too.
+        Services opened without a bookkeeping pipeline get the registered one: what `add`
+        writes must be bookkept."""
+        if services.bookkeeping.pipeline is None:
+            services.bookkeeping.pipeline = _bookkeeping()
         self.services = services
         self._owns = owns
 
@@ -498,7 +502,8 @@ class Memory:
             )
         except ValueError as exc:
             raise InvalidInput(f"export: {_first_error(exc)}") from None
-        pipeline = self.services.bookkeeping.pipeline or _bookkeeping()
+        pipeline = self.services.bookkeeping.pipeline
+        assert pipeline is not None  # set by __init__
         result = AddResult(uids=[])
         for ep in sorted(data.episodes, key=lambda e: (e.created_at, e.uid)):
             uid = ep.uid if data.user == user else stable_uid(user, "imported", ep.uid)
