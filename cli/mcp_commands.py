@@ -28,10 +28,10 @@ def mcp(
     connection: stdio's from MNEME_MCP_KEY (or --user without keys), HTTP's from each request's
     bearer key."""
     from graph.mcp_server import McpSetupError, serve_http, serve_stdio, stdio_user
-    from memory.settings import load_settings
+    from memory.settings import ConfigError, load_settings
 
-    settings = load_settings()
     try:
+        settings = load_settings()
         if http is not None:
             if user:
                 raise McpSetupError("--user is for stdio; over HTTP each request's key decides")
@@ -39,5 +39,5 @@ def mcp(
         else:
             who = stdio_user(settings, os.environ.get("MNEME_MCP_KEY"), user)
             run(lambda: serve_stdio(settings, who))
-    except McpSetupError as exc:
+    except (ConfigError, McpSetupError) as exc:
         raise fail(str(exc)) from None
