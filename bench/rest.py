@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -125,6 +126,7 @@ def bench_rest(fragments: int, queries: int, seed: int = 7) -> dict[str, Any]:
                     samples.append(elapsed)
     finally:
         _stop(proc)
+        shutil.rmtree(work, ignore_errors=True)
     p50, p95 = percentiles(samples)
     return {
         "episodes": episodes,
@@ -135,5 +137,4 @@ def bench_rest(fragments: int, queries: int, seed: int = 7) -> dict[str, Any]:
         "p95_ms": round(p95, 1),
         "max_ms": round(max(samples), 1),
         "machine": machine(),
-        "work_dir": str(work),
     }

@@ -20,7 +20,8 @@ store=...)` or langmem's memory tools can keep their long-term memory in mneme.
   ran. Without a query, items are listed newest first. `filter` matches top-level value fields
   (equality, or `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`).
 - `created_at` and `updated_at` are both the time of the item's last put. TTLs are not
-  supported (`supports_ttl` is False; LangGraph ignores refresh requests then).
+  supported (`supports_ttl` is False; LangGraph ignores refresh requests then), and a put's
+  `index` is not honoured: every item is indexed as a whole, as every memory is.
 
 Listing and filtering read the tenant's store episodes (one graph read each, cost linear in
 how many items the tenant has); `get` reads one episode.
