@@ -136,6 +136,23 @@ def faults(
         raise typer.Exit(1)
 
 
+def rest(
+    fragments: int = typer.Option(
+        18_000,
+        "--fragments",
+        min=10,
+        help="Derivative points of the benched user (~0.55 turns each).",
+    ),
+    queries: int = typer.Option(200, "--queries", min=10, help="Searches to time."),
+) -> None:
+    """Search latency through REST (`GET /memories`) on a filled embedded memory, through a
+    real `langgraph dev` (p50/p95 from the client); prints episodes, CPUs and load."""
+    from bench.rest import bench_rest
+
+    report = bench_rest(fragments, queries)
+    console.print(json.dumps(report, indent=2))
+
+
 def poison(
     files: list[str] = typer.Argument(  # noqa: B008 - typer reads its defaults this way
         ..., help="memeval files (e.g. ../shared/bench/*.jsonl)."
