@@ -18,6 +18,7 @@ from cli import (
     eval_commands,
     keys_commands,
     knowledge_commands,
+    sleep_commands,
     store_commands,
 )
 
@@ -51,6 +52,7 @@ app.command()(store_commands.doctor)
 app.command()(store_commands.sweep)
 app.command()(store_commands.reindex)
 app.command()(store_commands.optimize)
+app.command()(sleep_commands.consolidate)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)

@@ -103,5 +103,27 @@ class BookkeepingState(TypedDict, total=False):
     """Uids of features the message explicitly refuted."""
     features: dict[str, Any]
     """What the features stage did: features created, updated and deleted."""
+    salience: float
+    """The episode's salience when it was processed (`memory.salience`)."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""
+
+
+class ConsolidationInput(TypedDict, total=False):
+    """Which level to run and at what time (whose memory comes from the run's context)."""
+
+    level: str
+    """`micro`, `daily` or `deep` (default `micro`)."""
+    now: str | None
+    """ISO 8601 time to consolidate at (simulates the passage of time); unset is now."""
+
+
+class ConsolidationState(ConsolidationInput, total=False):
+    """A consolidation run: its checked input and what it did."""
+
+    at: str
+    """The run's time, checked (ISO 8601, UTC)."""
+    report: dict[str, Any]
+    """`memory.consolidation.Report.summary()`."""
+    usage: Annotated[dict[str, Any], merge_usage]
+    """LLM calls and tokens spent (the forgetting batches; zero offline)."""
