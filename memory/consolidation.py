@@ -91,12 +91,19 @@ class Decision(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """The offline classifier: utility below `forget` and salience below `keep_salience` is
-    FORGET; utility below `archive` is ARCHIVE; anything else is KEEP."""
+    """The offline classifier: utility below `forget` and salience below `forget_salience` is
+    FORGET; else utility below `archive` and salience below `archive_salience` is ARCHIVE;
+    anything else is KEEP. Utility says how likely a memory is to be needed (evidence,
+    accesses, time since the last); salience guards what matters whatever its use (identity,
+    emotion, novelty, connections). For a turn the router scored 0.17 (ordinary talk) and
+    nobody recalled, utility falls under 0.09 after about two months and under 0.06 after about
+    six; a turn with content (novelty, entities, facts) stays above the salience guards for
+    years, so only small talk goes."""
 
     forget: float = 0.06
     archive: float = 0.09
-    keep_salience: float = 0.3
+    forget_salience: float = 0.15
+    archive_salience: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +164,9 @@ class Report:
 
 def offline_decision(candidate: Candidate, thresholds: Thresholds) -> Decision:
     """The utility-threshold classifier used without an LLM."""
-    if candidate.utility < thresholds.forget and candidate.salience < thresholds.keep_salience:
+    if candidate.utility < thresholds.forget and candidate.salience < thresholds.forget_salience:
         return Decision.FORGET
-    if candidate.utility < thresholds.archive:
+    if candidate.utility < thresholds.archive and candidate.salience < thresholds.archive_salience:
         return Decision.ARCHIVE
     return Decision.KEEP
 

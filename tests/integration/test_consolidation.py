@@ -28,7 +28,7 @@ from memory.services import Services
 from nodes.route import heuristic_assessment
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
-FORGET_ALL = Thresholds(forget=1e9, archive=1e9, keep_salience=1e9)
+FORGET_ALL = Thresholds(forget=1e9, archive=1e9, forget_salience=1e9, archive_salience=1e9)
 """Thresholds that forget every candidate: only protection keeps anything."""
 
 
