@@ -70,6 +70,7 @@ bench_app.command("turn")(bench_commands.turn)
 bench_app.command("retrieve")(bench_commands.retrieve)
 bench_app.command("faults")(bench_commands.faults)
 bench_app.command("poison")(bench_commands.poison)
+bench_app.command("sleep")(bench_commands.sleep)
 app.add_typer(bench_app, name="bench")
 
 

@@ -350,12 +350,11 @@ async def _forget(
     progress: Progress | None,
 ) -> None:
     old_enough = now - MIN_AGE
-    pool = sorted(
+    pool = sorted(  # archived episodes too: what was archived can fade further, to FORGET
         (
             c
             for c in scored
-            if not c.episode.archived
-            and as_utc(c.episode.created_at) <= old_enough
+            if as_utc(c.episode.created_at) <= old_enough
             and not is_cornerstone(connections.get(c.episode.uid, 0))
         ),
         key=lambda c: (c.utility, c.episode.uid),
@@ -367,20 +366,23 @@ async def _forget(
         plan: dict[str, Decision] = {}
         for c in batch:
             decision = decided.get(c.episode.uid, Decision.KEEP)
+            if decision == Decision.ARCHIVE and c.episode.archived:
+                continue  # already archived: nothing to do
             if decision != Decision.KEEP:
                 plan[c.episode.uid] = decision
         protected = await services.graph.sole_evidence(tenant, list(plan))
         for uid in protected:
             plan.pop(uid)
         report.protected += len(protected)
-        report.kept += len(batch) - len(plan)
+        report.kept += sum(1 for c in batch if c.episode.uid not in plan)
         await _save_plan(services, tenant, plan)
         await _apply(services, tenant, plan, now, report, {c.episode.uid: c for c in batch})
         await services.graph.put_tenant_state(tenant, PLAN_KEY, "[]")
         done += len(batch)
         if progress:
             progress("forgetting", done, len(pool))
-        if not plan:  # sorted by utility: a batch with nothing to do ends the cycle
+        if all(decided.get(c.episode.uid, Decision.KEEP) == Decision.KEEP for c in batch):
+            # sorted by utility: a batch the classifier keeps whole ends the cycle
             report.kept += len(pool) - done
             break
 
