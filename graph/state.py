@@ -49,6 +49,8 @@ class AgentState(TypedDict, total=False):
 
     features: list[dict[str, Any]]
     """The agent's semantic features related to the turn, when the router asked for them."""
+    reveries: list[dict[str, Any]]
+    """Faded impressions of forgotten memories near the turn (`memory.reveries`)."""
 
     ess: dict[str, Any]
     """Evidence Strength Score of the user's message and whether the gate passed."""

@@ -23,8 +23,10 @@ from memory.doctor import DoctorReport, _check_consistency
 from memory.episodes import remember
 from memory.fact_rules import point_id
 from memory.knowledge import index_facts
+from memory.reveries import vague_recall
 from memory.schema import Belief, EvidenceKind, Fact
 from memory.services import Services
+from nodes.respond import reveries_block
 from nodes.route import heuristic_assessment
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
@@ -151,6 +153,10 @@ async def test_a_reverie_replaces_a_faded_node(services: Services) -> None:
     query = (await services.embedder.embed_query("penguins in Antarctica")).tolist()
     (hit,) = await services.vectors.search("reveries", "di", dense=query, limit=3)
     assert hit.id == ghost.id and 0.0 < hit.score < 0.95  # blurred, still near
+    (vague,) = await vague_recall(services, "di", "Have I seen anything about penguins?")
+    assert vague["text"] == ghost.payload["text"]
+    assert "I vaguely remember something about" in reveries_block([vague])
+    assert await vague_recall(services, "di", "When is my tax return due?") == []
     assert await doctor_clean(services) == []
 
 
