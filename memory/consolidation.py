@@ -4,8 +4,9 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
 
 - **micro**: recompute every episode's salience (`memory.salience`: age, accesses, connections,
   the heuristic appraisal) and utility (FSRS + ACT-R, from the last access);
-- **daily**: micro, then expiry: an episode about a bounded present or future span ("this week",
-  "next Tuesday", "tomorrow") is archived once that span is over;
+- **daily**: micro, then expiry: a passing remark (at most one graph edge) about a bounded
+  present or future span ("busy this week", "see you tomorrow") is archived once that span is
+  over;
 - **deep**: daily, then the forgetting cycle: the lowest-utility episodes older than an hour,
   in batches, are classified KEEP / ARCHIVE (graph kept, its vectors removed: no longer found
   by similarity) / FORGET (removed from both stores; a faded one, salience < 0.1, leaves a
@@ -63,6 +64,10 @@ LAST_KEY = "consolidation:last"
 
 MIN_AGE = timedelta(hours=1)
 """Episodes younger than this are never candidates for forgetting."""
+
+EPHEMERAL_CONNECTIONS = 1
+"""Expiry archives only turns with at most this many graph edges (topics, entities, facts,
+beliefs): passing remarks, not the memory of an event."""
 
 REVERIE_SALIENCE = 0.1
 """A forgotten episode below this salience leaves a reverie."""
@@ -311,11 +316,13 @@ async def _expire(
     report: Report,
     progress: Progress | None,
 ) -> None:
+    # Only passing remarks expire (at most `EPHEMERAL_CONNECTIONS` edges): a turn linked to
+    # people, places or facts is also the memory of an event ("when did I go to Paris?").
     due = [
         c.episode.uid
         for c in scored
         if not c.episode.archived
-        and not is_cornerstone(connections.get(c.episode.uid, 0))
+        and connections.get(c.episode.uid, 0) <= EPHEMERAL_CONNECTIONS
         and (end := expires_at(c.episode)) is not None
         and end <= now
     ]

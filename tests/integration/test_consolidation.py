@@ -187,16 +187,22 @@ async def test_access_strengthens_salience_and_utility(services: Services) -> No
 
 
 async def test_expiry_archives_what_was_only_true_for_a_while(services: Services) -> None:
-    week, lasting = await tell(
-        services, "gi", [(0, "I am in Paris this week for a conference."), (0, "I love jazz.")]
+    week, event, lasting = await tell(
+        services,
+        "gi",
+        [
+            (0, "busy this week"),
+            (0, "I am in Paris this week for a conference."),
+            (0, "I love jazz."),
+        ],
     )
     early = await consolidate(services, "gi", Level.DAILY, T0 + timedelta(days=2))
     late = await consolidate(services, "gi", Level.DAILY, T0 + timedelta(days=9))
 
     assert (early.expired, late.expired) == (0, 1)
-    gone, kept = await services.graph.get_episodes("gi", [week, lasting])
-    assert gone.archived and not kept.archived
-    assert await services.vectors.scroll_episode_uids("derivatives", "gi") == {lasting}
+    gone, trip, kept = await services.graph.get_episodes("gi", [week, event, lasting])
+    assert gone.archived and not trip.archived and not kept.archived  # the trip is an event
+    assert await services.vectors.scroll_episode_uids("derivatives", "gi") == {event, lasting}
     assert await doctor_clean(services) == []
 
 
