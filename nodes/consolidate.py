@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -31,8 +32,6 @@ async def check(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
 
 async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Run the level for the run's user (micro < daily < deep, each includes the one before)."""
-    from datetime import datetime
-
     ctx = context_of(runtime.context)
     services = await get_services()
     now = as_utc(datetime.fromisoformat(state["at"]))
