@@ -36,7 +36,7 @@ from memory.embeddings import Embedder, Matrix, build_embedder
 from memory.episodes import remember
 from memory.recipes import SIMPLE
 from memory.retrieval import retrieve
-from memory.schema import VECTOR_KINDS
+from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
 from memory.settings import Settings, load_settings
 from nodes.route import heuristic_assessment
@@ -440,3 +440,58 @@ async def bench_sleep(
     one, five, _ = os.getloadavg()
     report.machine = {"cpus": os.cpu_count(), "load_1m": round(one, 2), "load_5m": round(five, 2)}
     return report
+
+
+async def bench_deep_scale(
+    episodes: int = 10_000, *, seed: int = 7, settings: Settings | None = None
+) -> dict[str, Any]:
+    """Deep consolidation of `episodes` generated turns written straight to the graph as
+    processed (no bookkeeping: no vectors, topics or facts), one year after the first: the
+    cost of the pass itself (rescoring, classification, archiving, forgetting) and its LLM calls."""
+    turns = generate(seed, episodes)
+    base = settings or load_settings()
+    where = Path(tempfile.mkdtemp(prefix="mneme-sleep-scale-"))
+    config = base.model_copy(
+        update={
+            "data_dir": where,
+            "graph_backend": "sqlite",
+            "sqlite_path": None,
+            "neo4j_uri": None,
+            "qdrant_path": None,
+            "qdrant_url": None,
+            "llm_base_url": None,
+        }
+    )
+    services = await Services.open(config, sweep_interval_s=None)
+    try:
+        t0 = time.perf_counter()
+        for i, turn in enumerate(turns):
+            await services.graph.create_episode(
+                NewEpisode(
+                    uid=stable_uid("scale", str(i)),
+                    tenant="scale",
+                    thread_id=f"day-{int(turn.day)}",
+                    user_text=turn.text,
+                    agent_text="",
+                    created_at=START + timedelta(days=turn.day),
+                    status=EpisodeStatus.PROCESSED,
+                    ess=heuristic_assessment(turn.text).evidence.record(),
+                )
+            )
+        written = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        done = await consolidate(services, "scale", Level.DEEP, START + timedelta(days=366))
+        slept = time.perf_counter() - t0
+        calls = services.chat.totals.snapshot()
+    finally:
+        await services.close()
+        shutil.rmtree(where, ignore_errors=True)
+    one, five, _ = os.getloadavg()
+    return {
+        "episodes": len(turns),
+        "write_seconds": round(written, 1),
+        "deep_seconds": round(slept, 1),
+        "report": done.summary(),
+        "llm_calls": sum(t["calls"] for t in calls.values()),
+        "machine": {"cpus": os.cpu_count(), "load_1m": round(one, 2), "load_5m": round(five, 2)},
+    }

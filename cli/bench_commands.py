@@ -160,11 +160,21 @@ def sleep(
     episodes: int = typer.Option(2000, min=100, help="Turns in the simulated year."),
     seed: int = typer.Option(7, help="Seed of the generator."),
     deep_every: int = typer.Option(30, min=1, help="Days between deep consolidations."),
+    scale: int = typer.Option(
+        0,
+        min=0,
+        help="Instead: time one deep consolidation of this many turns written straight to the "
+        "graph (no bookkeeping), a year on.",
+    ),
 ) -> None:
     """A simulated year with and without forgetting: vectors kept, recall@10, evidence left."""
     import json
 
-    from bench.sleep import bench_sleep
+    from bench.sleep import bench_deep_scale, bench_sleep
+
+    if scale:
+        console.print_json(json.dumps(run(lambda: bench_deep_scale(scale, seed=seed))))
+        return
 
     with progress_bar(transient=True) as bar:
         task = bar.add_task("starting", total=None)
