@@ -211,3 +211,17 @@ async def test_the_graph_checks_level_and_time(agent_services: Services) -> None
         await run_consolidation(agent_services, "cy", "deep", "2024-12-31")
     state = await run_consolidation(agent_services, "cy", "micro", "2025-03-01T00:00:00Z")
     assert state["report"]["level"] == "micro" and state["report"]["rescored"] == 1
+
+
+def test_the_simulated_year_is_seeded_and_mixed() -> None:
+    from collections import Counter
+
+    from bench.sleep import IMPORTANT, generate
+
+    year = generate(7, 2000)
+    assert year == generate(7, 2000) and year != generate(8, 2000)
+    assert len(year) == 2000 and [t.day for t in year] == sorted(t.day for t in year)
+    kinds = Counter(t.kind for t in year)
+    assert all(3 <= kinds[f.key] <= 5 for f in IMPORTANT)
+    assert 0.45 < kinds["small"] / len(year) < 0.65 and kinds["detail"] > 0.3 * len(year)
+    assert all(0 <= t.day <= 365 for t in year)
