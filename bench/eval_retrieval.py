@@ -41,6 +41,7 @@ from bench.memeval import (
     read_memeval,
 )
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
+from memory.consolidation import consolidate, parse_level
 from memory.embeddings import Embedder, build_embedder
 from memory.episodes import remember
 from memory.recipes import Recipe, ablate, get_recipe
@@ -63,9 +64,11 @@ WRITE_PATH = (
     "memory.features",
     "memory.knowledge",
     "memory.relations",
+    "memory.salience",
     "memory.schema",
     "memory.sparse",
     "memory.stores.graph.beliefs",
+    "memory.stores.graph.consolidation",
     "memory.stores.graph.entities",
     "memory.stores.graph.episodes",
     "memory.stores.graph.facts",
@@ -78,6 +81,7 @@ WRITE_PATH = (
     "memory.stores.qdrant",
     "memory.stores.sqlite",
     "memory.stores.sqlite.beliefs",
+    "memory.stores.sqlite.consolidation",
     "memory.stores.sqlite.connection",
     "memory.stores.sqlite.entities",
     "memory.stores.sqlite.episodes",
@@ -99,6 +103,7 @@ WRITE_PATH = (
     "nodes.provenance",
     "nodes.reflection",
     "nodes.route",
+    "nodes.salience",
 )
 """Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
 while none of them has changed."""
@@ -370,8 +375,12 @@ async def run_eval(
     progress: Progress | None = None,
     bookkeep: Bookkeep | None = None,
     store: Path | None = None,
+    consolidate_level: str | None = None,
 ) -> EvalResult:
     """Run the memeval protocol on `data`; return rankings and the summary.
+
+    `consolidate_level` (micro, daily, deep) runs that level of sleep on each conversation's
+    memory at its last session's time, after the ingest and before the questions.
 
     `chat` injects chat models (tests); by default they come from the settings with `llm`, and
     none are used without it. `store`: keep each conversation's finished ingest there and reuse
@@ -402,6 +411,7 @@ async def run_eval(
         progress=progress,
         bookkeep=bookkeep,
         store=store,
+        consolidate_level=consolidate_level,
     )
 
 
@@ -417,7 +427,10 @@ async def _run_eval(
     progress: Progress | None,
     bookkeep: Bookkeep | None,
     store: Path | None,
+    consolidate_level: str | None = None,
 ) -> EvalResult:
+    level = parse_level(consolidate_level) if consolidate_level else None
+    slept: dict[str, int] = {}
     if recipe_name.lower() != "auto":
         get_recipe(recipe_name)  # fail before ingesting anything
     if part:
@@ -473,6 +486,10 @@ async def _run_eval(
                     episodes += ingested.episodes
                     duplicates += ingested.duplicates
                     unindexed += len(ingested.failed)
+                    if level is not None:  # sleep at the last session's time
+                        report = await consolidate(services, tenant, level, ingested.last)
+                        for key in ("rescored", "expired", "archived", "forgotten", "protected"):
+                            slept[key] = slept.get(key, 0) + int(getattr(report, key))
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
                         now = parse_date(q.get("date")) or last
@@ -525,6 +542,7 @@ async def _run_eval(
         "conversations": len(conversations),
         "recipe": recipe_name,
         "ablate": part,
+        "consolidation": {"level": level.value, **slept} if level is not None else None,
         "llm": llm,
         "llm_usage": llm_summary(chat) if llm else None,
         "embedder": embedder.fingerprint,

@@ -102,10 +102,18 @@ def retrieval(
             "and the write-path code are unchanged (questions run on a fresh copy).",
         ),
     ] = None,
+    consolidate: Annotated[
+        str | None,
+        typer.Option(
+            help="Run this level of sleep (micro, daily, deep) on each conversation's memory "
+            "at its last session's time, before the questions.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest each conversation into a fresh memory, ask its questions, score the rankings."""
     from bench.eval_retrieval import run_eval
     from bench.memeval import EvalInputError
+    from memory.consolidation import parse_level
     from memory.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
     from memory.stores.base import StoreError
@@ -113,6 +121,8 @@ def retrieval(
     try:
         if recipe.lower() != "auto":
             get_recipe(recipe)
+        if consolidate:
+            parse_level(consolidate)
         if ablate and ablate not in PARTS:
             raise ValueError(f"unknown part {ablate!r}; use one of {sorted(PARTS)}")
     except ValueError as exc:
@@ -134,6 +144,7 @@ def retrieval(
                     limit_conversations=limit_conversations,
                     progress=tick,
                     store=store,
+                    consolidate_level=consolidate,
                 )
             )
         except (EvalInputError, ConfigError, StoreError) as exc:

@@ -1,7 +1,7 @@
 """The bookkeeping graph: the one pipeline that turns an episode into memory (docs/design.md section 3).
 
-    START -> load -+- processed -------------------------------------------------------> END
-                   +- extract -> index -> beliefs -> features -> knowledge -> link --> END
+    START -> load -+- processed ------------------------------------------------------------> END
+                   +- extract -> index -> beliefs -> features -> knowledge -> link -> salience -> END
 
 Input `{"episode_uid": ...}`; whose episode it is comes from the run's context (`user_id`), as
 for the agent, so a served run cannot name another user's episode. The background queue, the
@@ -25,6 +25,7 @@ from memory.services.queue import register_pipeline
 from nodes.bookkeeping import beliefs, extract_step, index, link, load
 from nodes.features import features
 from nodes.knowledge import knowledge
+from nodes.salience import salience
 
 
 def after_load(state: BookkeepingState) -> Literal["extract", "__end__"]:
@@ -40,6 +41,7 @@ builder.add_node("beliefs", shielded(beliefs))
 builder.add_node("features", shielded(features))
 builder.add_node("knowledge", shielded(knowledge))
 builder.add_node("link", shielded(link))
+builder.add_node("salience", shielded(salience))
 builder.add_edge(START, "load")
 builder.add_conditional_edges("load", after_load)
 builder.add_edge("extract", "index")
@@ -47,7 +49,8 @@ builder.add_edge("index", "beliefs")
 builder.add_edge("beliefs", "features")
 builder.add_edge("features", "knowledge")
 builder.add_edge("knowledge", "link")
-builder.add_edge("link", END)
+builder.add_edge("link", "salience")
+builder.add_edge("salience", END)
 
 graph = builder.compile(name="bookkeeping")
 
