@@ -103,5 +103,7 @@ class BookkeepingState(TypedDict, total=False):
     """Uids of features the message explicitly refuted."""
     features: dict[str, Any]
     """What the features stage did: features created, updated and deleted."""
+    thread: dict[str, Any]
+    """What the thread stage did: turns moved down the thread's compressed layers, folded."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""
