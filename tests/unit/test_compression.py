@@ -289,3 +289,16 @@ async def test_no_thread_block_without_layers(agent_services, fake_chat) -> None
     model = fake_chat(script=["Hello."])
     await respond({**human("Hi"), "episode": {"thread_id": "t9"}}, runtime())
     assert "Earlier in this conversation" not in model.calls[0]["messages"][0].content
+
+
+def test_the_budgets_are_checked_context_fields() -> None:
+    import pytest
+
+    from graph.context import Context, ContextError
+
+    ctx = Context(user_id="a", thread_summary_tokens=300)
+    assert ctx.thread_exchange_tokens == 2000 and ctx.thread_impression_tokens == 200
+    with pytest.raises(ContextError, match="thread_summary_tokens=10 must be 50-8000"):
+        Context(user_id="a", thread_summary_tokens=10)
+    with pytest.raises(ContextError, match="thread_exchange_tokens must be int"):
+        Context(user_id="a", thread_exchange_tokens="many")  # type: ignore[arg-type]
