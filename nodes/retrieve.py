@@ -1,8 +1,7 @@
 """retrieve: run the router's recipe over the tenant's memory and emit scored candidates.
 
 The search itself lives in `memory.retrieval`; this node turns the route decision into a recipe
-and queries (an ordering question gets a pass per event it names: `memory.ordering`), adds the
-agent's beliefs for BELIEF_QUERY turns and its semantic features when the
+and queries, adds the agent's beliefs for BELIEF_QUERY turns and its semantic features when the
 router asks (`search_features`), and degrades to "no memories" with
 a logged warning if a store fails, so the reply still happens.
 """
@@ -10,7 +9,6 @@ a logged warning if a store fails, so the reply still happens.
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -19,7 +17,6 @@ from graph.context import Context, context_of
 from graph.state import AgentState
 from memory.beliefs import belief_views
 from memory.features import search_features
-from memory.ordering import MAX_EVENTS, events_named
 from memory.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval import retrieve as search_memory
 from memory.schema import utcnow
@@ -62,12 +59,7 @@ def plan(route: dict[str, Any], text: str) -> tuple[Recipe, list[str], dict[str,
         n_results=route.get("n_results"),
         neighbours=2 if route.get("temporal_expansion") else 0,
     )
-    queries = queries_for(route, text)
-    events = events_named(text) if kind != "NONE" else []
-    if events:  # an ordering question: one more pass per event it names, fused by rank
-        queries = list(dict.fromkeys([*queries, *events]))[: 1 + MAX_EVENTS]
-        recipe = replace(recipe, max_passes=max(recipe.max_passes, len(queries)))
-    return recipe, queries, pass_weights(route)
+    return recipe, queries_for(route, text), pass_weights(route)
 
 
 async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
