@@ -117,6 +117,8 @@ class BookkeepingState(TypedDict, total=False):
     """What the features stage did: features created, updated and deleted."""
     salience: float
     """The episode's salience when it was processed (`memory.salience`)."""
+    thread: dict[str, Any]
+    """What the thread stage did: turns moved down the thread's compressed layers, folded."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""
 
