@@ -19,6 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import typer
+from langchain_core.messages import AIMessageChunk
 from rich.panel import Panel
 from rich.progress import Progress
 from rich.table import Table
@@ -222,6 +223,8 @@ async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **c
             message, meta = chunk
             if mode != "messages" or meta.get("langgraph_node") != "respond":
                 continue
+            if not isinstance(message, AIMessageChunk):
+                continue  # the node's finished message repeats the streamed tokens
             piece = message.content if isinstance(message.content, str) else ""
             if not piece:
                 continue

@@ -8,18 +8,11 @@ Studio renders it as a form. It must stay JSON-friendly: plain strings, numbers 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ConfigDict
-
-DEFAULT_CORE_IDENTITY = (
-    "You are mneme, a warm, curious and honest companion with a long-term memory. You remember "
-    "what people tell you across conversations and use it to be helpful. You never invent "
-    "memories: when you do not remember something, you say so plainly."
-)
-"""The immutable core identity beneath the personality snapshot; never rewritten."""
 
 USER_ID_MAX_CHARS = 128
 _USER_ID = re.compile(r"^[^\x00-\x1f\x7f]+$")
@@ -88,9 +81,6 @@ class Context:
     model_respond: str | None = None
     """Chat model that writes the reply; unset uses MNEME_LLM_MODEL_RESPOND."""
 
-    core_identity: str = field(default=DEFAULT_CORE_IDENTITY)
-    """Who the agent is, beneath its evolving personality snapshot."""
-
     def __post_init__(self) -> None:
         check_types(self)
         uid = self.user_id.strip() if isinstance(self.user_id, str) else ""
@@ -144,7 +134,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "model_fast": (str, type(None)),
     "model_structured": (str, type(None)),
     "model_respond": (str, type(None)),
-    "core_identity": (str,),
 }
 
 

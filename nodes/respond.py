@@ -255,7 +255,7 @@ def because(belief: dict[str, Any]) -> str:
 
 
 def system_prompt(
-    ctx: Context,
+    core_identity: str,
     snapshot: str,
     temporal: dict[str, Any],
     memories_text: str,
@@ -270,7 +270,7 @@ def system_prompt(
 ) -> str:
     """Assemble the reply's system prompt."""
     parts = [
-        f"# Who you are\n{ctx.core_identity}",
+        f"# Who you are\n{core_identity}",
         f"# Your personality as it has developed\n{PERSONALITY_RULES}\n"
         f"<personality>\n{defang(snapshot)}\n</personality>",
     ]
@@ -441,7 +441,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         prompt = [
             SystemMessage(
                 content=system_prompt(
-                    ctx,
+                    services.settings.core_identity,
                     snapshot,
                     temporal,
                     memories_text,

@@ -34,7 +34,8 @@ async def test_prompt_fences_memories_as_data(agent_services, fake_chat) -> None
         **human("What's my dog called?"),
         "memories": [memory("My dog is Biscuit."), memory(INJECTION, uid="e2")],
     }
-    out = await respond(state, runtime(timezone="Europe/Paris", core_identity="You are Mnemo."))
+    agent_services.settings.core_identity = "You are Mnemo."  # the operator's setting
+    out = await respond(state, runtime(timezone="Europe/Paris"))
     assert out["messages"][0].content == "Your dog is Biscuit."
     system = model.calls[0]["messages"][0].content
     assert system.startswith("# Who you are\nYou are Mnemo.")
