@@ -1,299 +1,50 @@
 """`mneme eval retrieval`: the memeval protocol (../shared/bench/FORMAT.md) through mneme's own paths.
 
-For each conversation: a fresh embedded memory (SQLite graph + local Qdrant in a temporary
-directory) and tenant; every session ingested in order through the agent's write path (the
-turn's evidence score as the router computes it, `remember`, then the bookkeeping graph of
-`graph.bookkeeping`, the pipeline the agent's queue runs: chunks, contextual derivatives,
-prospective paraphrases, vectors, beliefs, topics and entities); every question asked through
-the read path (the router's decision planned into a recipe by `nodes.retrieve.plan`, then
+For each conversation: a fresh embedded memory and tenant, ingested through the agent's write
+path (`bench.eval_ingest`, kept between runs with `--store`); every question asked through the
+read path (the router's decision planned into a recipe by `nodes.retrieve.plan`, then
 `retrieve`, as the agent's retrieve node does), with the question's date as now. Offline (the
 default) the router and extraction are the agent's heuristics; with `--llm` the configured model
 routes, extracts and reranks (the rerank node's `rank`), and the latency still counts only the
 retrieval.
 
-How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is one
-episode whose user text is `Speaker: text`; a `user` turn and the `assistant` turn that answers it
-form one episode, as in the agent. Turn ids are opaque: they live only in this harness's map from
-episode uid to turn ids, never in the stores. A turn whose content the tenant already holds maps
-to the existing episode (dedup); retrieving that episode ranks all its turns, in order.
+How a turn becomes an episode is `bench.memeval`. A turn whose content the tenant already holds
+maps to the existing episode (dedup); retrieving that episode ranks all its turns.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import json
 import os
-import re
-import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bench.eval_ingest import (
+    Bookkeep,
+    Ingested,
+    default_bookkeep,
+    eval_settings,
+    ingest,
+    ingest_key,
+    load_ingest,
+    save_ingest,
+    stored_dir,
+)
+from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
 from memory.embeddings import Embedder, build_embedder
-from memory.episodes import remember
 from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
-from memory.schema import SCHEMA_VERSION, as_utc, utcnow
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
 
-TURN_SPACING = timedelta(seconds=30)
-"""Turns of a session are this far apart (sessions carry one date, turns none)."""
-SESSION_GAP = timedelta(days=1)
-"""A session without a date is placed this long after the previous one."""
+__all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
+
 MIN_RANKED = 20
-WRITE_PATH = (
-    "bench.eval_retrieval",
-    "graph.bookkeeping",
-    "memory.chunking",
-    "memory.contextual",
-    "memory.embeddings",
-    "memory.episodes",
-    "memory.schema",
-    "memory.sparse",
-    "memory.stores.graph.beliefs",
-    "memory.stores.graph.entities",
-    "memory.stores.graph.episodes",
-    "memory.stores.graph.facts",
-    "memory.stores.graph.fields",
-    "memory.stores.graph.inputs",
-    "memory.stores.graph.snapshots",
-    "memory.stores.graph.tenant_state",
-    "memory.stores.graph.topics",
-    "memory.stores.qdrant",
-    "memory.stores.sqlite",
-    "memory.stores.sqlite.beliefs",
-    "memory.stores.sqlite.connection",
-    "memory.stores.sqlite.entities",
-    "memory.stores.sqlite.episodes",
-    "memory.stores.sqlite.facts",
-    "memory.stores.sqlite.rows",
-    "memory.stores.sqlite.snapshots",
-    "memory.stores.sqlite.tenant_state",
-    "memory.stores.sqlite.topics",
-    "nodes.bookkeeping",
-    "nodes.extract",
-    "nodes.provenance",
-    "nodes.reflection",
-    "nodes.route",
-)
-"""Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
-while none of them has changed."""
-
-
-class EvalInputError(ValueError):
-    """The data file is not memeval; the message names the line and the problem."""
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One memeval line."""
-
-    id: str
-    sessions: list[dict[str, Any]]
-    questions: list[dict[str, Any]]
-
-
-def read_memeval(path: Path) -> list[Conversation]:
-    """Read a memeval JSONL file; `EvalInputError` names the first bad line."""
-    if not path.is_file():
-        raise EvalInputError(f"{path} does not exist; pass a memeval .jsonl file")
-    out: list[Conversation] = []
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                conv = Conversation(str(row["id"]), list(row["sessions"]), list(row["questions"]))
-                for s in conv.sessions:
-                    for t in s["turns"]:
-                        t["id"], t["speaker"], t["text"]
-                for q in conv.questions:
-                    q["id"], q["question"], q["evidence"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise EvalInputError(
-                    f"{path}:{n} is not a memeval conversation ({type(exc).__name__}: {exc}); "
-                    "see FORMAT.md: id, sessions[].turns[].{id, speaker, role, text}, "
-                    "questions[].{id, question, evidence}"
-                ) from None
-            out.append(conv)
-    return out
-
-
-def _parse_date(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        return as_utc(datetime.fromisoformat(value.strip()))
-    except ValueError:
-        return None
-
-
-@dataclass(slots=True)
-class Ingested:
-    """What the harness keeps of one conversation's ingest."""
-
-    turn_ids: dict[str, list[str]] = field(default_factory=dict)
-    """Episode uid → its turn ids, in order."""
-    order: list[str] = field(default_factory=list)
-    """Every turn id, in conversation order."""
-    last: datetime = field(default_factory=utcnow)
-    episodes: int = 0
-    duplicates: int = 0
-    seconds: float = 0.0
-
-
-def _ingested_json(ingested: Ingested) -> dict[str, Any]:
-    return {
-        "turn_ids": ingested.turn_ids,
-        "order": ingested.order,
-        "last": ingested.last.isoformat(),
-        "episodes": ingested.episodes,
-        "duplicates": ingested.duplicates,
-        "seconds": ingested.seconds,
-    }
-
-
-def _ingested_from(row: dict[str, Any]) -> Ingested:
-    return Ingested(
-        turn_ids={str(k): [str(t) for t in v] for k, v in row["turn_ids"].items()},
-        order=[str(t) for t in row["order"]],
-        last=as_utc(datetime.fromisoformat(row["last"])),
-        episodes=int(row["episodes"]),
-        duplicates=int(row["duplicates"]),
-        seconds=float(row["seconds"]),
-    )
-
-
-def ingest_key(conv: Conversation, n: int, fingerprint: str, llm: bool, bookkeep: str) -> str:
-    """What a stored ingest of `conv` depends on: its sessions, its place in the file (the tenant
-    name), the embedder, the extraction mode and the source of every module on the write path."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([conv.id, conv.sessions], sort_keys=True).encode("utf-8"))
-    digest.update(f"|{n}|{fingerprint}|{llm}|{bookkeep}|{SCHEMA_VERSION}|".encode())
-    digest.update(_write_path_digest())
-    return digest.hexdigest()[:16]
-
-
-@lru_cache(maxsize=1)
-def _write_path_digest() -> bytes:
-    """Hash of the source of every module on the write path (read once per process)."""
-    digest = hashlib.sha256()
-    for name in WRITE_PATH:
-        source = getattr(importlib.import_module(name), "__file__", None)
-        if source:
-            digest.update(Path(source).read_bytes())
-    return digest.digest()
-
-
-def _stored_dir(store: Path, conv: Conversation, key: str) -> Path:
-    safe = re.sub(r"[^\w.-]+", "_", conv.id)[:60] or "conversation"
-    return store / f"{safe}-{key}"
-
-
-def _save_ingest(work: Path, target: Path, ingested: Ingested) -> None:
-    """Copy a finished ingest to `target` atomically: a partial copy never has the final name."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.parent / f".partial-{target.name}-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(work, partial / "memory")
-    (partial / "ingested.json").write_text(json.dumps(_ingested_json(ingested)), "utf-8")
-    try:
-        os.replace(partial, target)
-    except OSError:  # another run stored the same ingest first: theirs is as good
-        shutil.rmtree(partial, ignore_errors=True)
-
-
-def _load_ingest(stored: Path, work: Path) -> Ingested | None:
-    """A copy of the stored ingest in `work`, or None when there is none (or it is unreadable)."""
-    marker = stored / "ingested.json"
-    if not marker.is_file():
-        return None
-    try:
-        ingested = _ingested_from(json.loads(marker.read_text("utf-8")))
-        shutil.copytree(stored / "memory", work)
-    except (OSError, ValueError, KeyError, TypeError):
-        # Damaged: drop it so that this run's ingest takes its place.
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(stored, ignore_errors=True)
-        return None
-    return ingested
-
-
-def _episodes_of(session: dict[str, Any]) -> Iterator[tuple[list[str], str, str]]:
-    """(turn ids, user_text, agent_text) per episode of a session (see the module docstring)."""
-    turns = session["turns"]
-    i = 0
-    while i < len(turns):
-        turn = turns[i]
-        role = turn.get("role")
-        text = str(turn["text"])
-        if role == "user":
-            nxt = turns[i + 1] if i + 1 < len(turns) else None
-            if nxt is not None and nxt.get("role") == "assistant":
-                yield [turn["id"], nxt["id"]], text, str(nxt["text"])
-                i += 2
-                continue
-            yield [turn["id"]], text, ""
-        elif role == "assistant":
-            yield [turn["id"]], "", text
-        else:
-            yield [turn["id"]], f"{turn['speaker']}: {text}", ""
-        i += 1
-
-
-Bookkeep = Callable[[Services, str, str], Any]
-
-
-async def ingest(
-    services: Services, tenant: str, conv: Conversation, bookkeep: Bookkeep
-) -> Ingested:
-    """Remember and bookkeep every turn of the conversation, in order, scoring each turn's
-    evidence as the agent's router does (the heuristic offline, the model with `--llm`)."""
-    from nodes.route import assess_turn
-
-    result = Ingested()
-    start = time.perf_counter()
-    clock: datetime | None = None
-    for index, session in enumerate(conv.sessions):
-        date = _parse_date(session.get("date"))
-        base = date or ((clock + SESSION_GAP) if clock else datetime(2000, 1, 1, tzinfo=UTC))
-        if clock is not None and base <= clock:
-            base = clock + TURN_SPACING  # keep the chain in conversation order
-        for n, (ids, user_text, agent_text) in enumerate(_episodes_of(session)):
-            result.order.extend(ids)
-            if not user_text.strip() and not agent_text.strip():
-                continue
-            at = base + n * TURN_SPACING
-            clock = at
-            assessment = await assess_turn(user_text, [], chat=services.chat, usage=Usage())
-            done = await remember(
-                services,
-                tenant=tenant,
-                thread_id=f"session-{index + 1}",
-                user_text=user_text,
-                agent_text=agent_text,
-                at=at,
-                ess=assessment.evidence.record() if user_text.strip() else None,
-            )
-            result.turn_ids.setdefault(done.uid, []).extend(ids)
-            if done.duplicate:
-                result.duplicates += 1
-                continue
-            result.episodes += 1
-            await bookkeep(services, tenant, done.uid)
-    result.last = clock or utcnow()
-    result.seconds = time.perf_counter() - start
-    return result
 
 
 def ranked_turns(uids: Sequence[str], ingested: Ingested, minimum: int = MIN_RANKED) -> list[str]:
@@ -369,13 +120,6 @@ def llm_summary(chat: ChatModels) -> dict[str, Any]:
     }
 
 
-async def default_bookkeep(services: Services, tenant: str, uid: str) -> None:
-    """The agent's bookkeeping of one episode: the bookkeeping graph (`graph.bookkeeping`)."""
-    from graph.bookkeeping import run_episode
-
-    await run_episode(services, tenant, uid)
-
-
 @dataclass(slots=True)
 class EvalResult:
     """Per-question rankings and the summary written to `--json`."""
@@ -391,20 +135,6 @@ class EvalResult:
 
 
 Progress = Callable[[str, int, int], None]
-
-
-def eval_settings(base: Settings, data_dir: Path) -> Settings:
-    """Settings for one conversation: the embedded stores in `data_dir`, models as configured."""
-    return base.model_copy(
-        update={
-            "data_dir": data_dir,
-            "graph_backend": "sqlite",
-            "sqlite_path": None,
-            "neo4j_uri": None,
-            "qdrant_path": None,
-            "qdrant_url": None,
-        }
-    )
 
 
 async def run_eval(
@@ -491,13 +221,13 @@ async def _run_eval(
                 settings_n = eval_settings(base, work)
                 tenant = f"memeval-{n}"
                 stored = (
-                    _stored_dir(
+                    stored_dir(
                         store, conv, ingest_key(conv, n, embedder.fingerprint, llm, bookkeep_name)
                     )
                     if store is not None
                     else None
                 )
-                loaded = _load_ingest(stored, work) if stored is not None else None
+                loaded = load_ingest(stored, work) if stored is not None else None
                 services = await Services.open(settings_n, embedder=embedder, chat=chat)
                 try:
                     if loaded is not None:
@@ -509,7 +239,7 @@ async def _run_eval(
                         ingested = await ingest(services, tenant, conv, bookkeep)
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
-                            _save_ingest(work, stored, ingested)
+                            save_ingest(work, stored, ingested)
                             services = await Services.open(settings_n, embedder=embedder, chat=chat)
                     ingest_s += ingested.seconds
                     turns += len(ingested.order)
@@ -517,7 +247,7 @@ async def _run_eval(
                     duplicates += ingested.duplicates
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
-                        now = _parse_date(q.get("date")) or last
+                        now = parse_date(q.get("date")) or last
                         question = str(q["question"])
                         route = await llm_route(services, question, usage) if llm else None
                         recipe, queries, weights = choose_recipe(question, recipe_name, part, route)

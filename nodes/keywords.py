@@ -26,7 +26,12 @@ STOPWORDS = frozenset(
 
 _POSSESSIVE = re.compile(r"'s$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
-_NAME = re.compile(r"\b([A-Z][a-zA-Z\-']+(?:\s+(?:of\s+|de\s+|van\s+)?[A-Z][a-zA-Z\-']+)*)")
+_NAME_WORD = r"[A-Z][a-zA-Z\-']{1,39}(?![a-zA-Z\-'])"
+_NAME = re.compile(rf"\b({_NAME_WORD}(?:[ \t]+(?:of[ \t]+|de[ \t]+|van[ \t]+)?{_NAME_WORD})*)")
+NAME_MAX_WORDS = 5
+"""A longer run of capitalised words is a heading or a list, not one name."""
+NAME_MAX_CHARS = 100
+"""The longest entity name kept (the extraction schema's limit)."""
 _PLACE_CUE = re.compile(r"\b(in|at|from|to|near|visit(?:ed|ing)?|moved to|live in)\s+$", re.I)
 _ORG_SUFFIX = re.compile(
     r"\b(Inc|Corp|Ltd|LLC|GmbH|University|College|School|Bank|Company|Labs?|Institute|Hospital)\b"
@@ -69,6 +74,8 @@ def entities(text: str, limit: int = 10) -> list[tuple[str, EntityType]]:
             dropped += 1
         name = " ".join(words)
         if len(name) < 2 or "'" in name:
+            continue
+        if len(words) > NAME_MAX_WORDS or len(name) > NAME_MAX_CHARS:
             continue
         before = text[: match.start()]
         if not dropped and _SENTENCE_START.search(before) and len(words) == 1:

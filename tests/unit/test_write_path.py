@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 
-from bench.eval_retrieval import WRITE_PATH
+from bench.eval_ingest import WRITE_PATH
 
 
 def test_write_path_names_every_module_of_the_sqlite_store_and_its_input_rules() -> None:
@@ -13,6 +15,44 @@ def test_write_path_names_every_module_of_the_sqlite_store_and_its_input_rules()
         path = importlib.import_module(package).__path__
         modules = {package} | {f"{package}.{m.name}" for m in pkgutil.iter_modules(path)}
         missing = sorted(modules - set(WRITE_PATH) - {"memory.stores.graph"})
-        assert missing == [], f"add {missing} to bench.eval_retrieval.WRITE_PATH"
+        assert missing == [], f"add {missing} to bench.eval_ingest.WRITE_PATH"
     for name in WRITE_PATH:
         importlib.import_module(name)  # every name is a module that exists
+
+
+NOT_WRITING = {
+    "bench",
+    "graph",
+    "graph.context",
+    "graph.state",
+    "memory",
+    "memory.bert_graph",
+    "memory.onnx_encoder",
+    "memory.torch_encoder",
+    "memory.ranking",
+    "memory.recipes",
+    "memory.settings",
+    "memory.stores",
+    "memory.stores.base",
+    "memory.stores.errors",
+    "memory.stores.graph",
+    "memory.stores.vectors",
+    "nodes",
+    "nodes.llm",
+    "nodes.respond",
+    "nodes.temporal",
+}
+"""Modules the ingest imports that do not decide what it writes: packages, the embedder's
+runtimes (the fingerprint names the model), read-side helpers, settings and interfaces."""
+
+
+def test_every_module_the_ingest_imports_is_on_the_write_path_or_known_not_to_write() -> None:
+    code = (
+        "import sys, bench.eval_ingest, graph.bookkeeping\n"
+        "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in "
+        "('bench', 'graph', 'memory', 'nodes')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported = {m for m in out.stdout.split() if not m.startswith("memory.services")}
+    unclassified = sorted(imported - set(WRITE_PATH) - NOT_WRITING)
+    assert unclassified == [], f"add {unclassified} to WRITE_PATH or to NOT_WRITING"

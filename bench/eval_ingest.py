@@ -1,0 +1,236 @@
+"""The write side of `mneme eval retrieval`: ingest a memeval conversation through the agent's
+write path, and keep finished ingests between runs (`--store`).
+
+Each conversation gets its own embedded memory (SQLite graph + Qdrant Edge in a directory) and
+tenant; every session is ingested in order (`bench.memeval.placed`): the turn's evidence score as
+the router computes it, `remember`, then the bookkeeping graph of `graph.bookkeeping` (chunks,
+contextual derivatives, prospective paraphrases, vectors, beliefs, topics and entities). Turn ids
+live only in the harness's map from episode uid to turn ids, never in the stores.
+
+A stored ingest is reused only while its key (`ingest_key`) is unchanged: the conversation, its
+position, the embedder, the extraction mode and the source of every module in `WRITE_PATH`. This
+module is on that list, so the read side of the harness lives elsewhere (`bench.eval_retrieval`):
+changing how questions are asked or scored never re-ingests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bench.memeval import Conversation, placed
+from memory.episodes import remember
+from memory.schema import SCHEMA_VERSION, as_utc, utcnow
+from memory.services import Services
+from memory.services.usage import Usage
+from memory.settings import Settings
+
+WRITE_PATH = (
+    "bench.eval_ingest",
+    "bench.memeval",
+    "graph.bookkeeping",
+    "memory.beliefs",
+    "memory.chunking",
+    "memory.contextual",
+    "memory.embeddings",
+    "memory.episodes",
+    "memory.revision",
+    "memory.schema",
+    "memory.sparse",
+    "memory.sponge",
+    "memory.stores.graph.beliefs",
+    "memory.stores.graph.entities",
+    "memory.stores.graph.episodes",
+    "memory.stores.graph.facts",
+    "memory.stores.graph.fields",
+    "memory.stores.graph.inputs",
+    "memory.stores.graph.snapshots",
+    "memory.stores.graph.tenant_state",
+    "memory.stores.graph.topics",
+    "memory.stores.qdrant",
+    "memory.stores.sqlite",
+    "memory.stores.sqlite.beliefs",
+    "memory.stores.sqlite.connection",
+    "memory.stores.sqlite.entities",
+    "memory.stores.sqlite.episodes",
+    "memory.stores.sqlite.facts",
+    "memory.stores.sqlite.rows",
+    "memory.stores.sqlite.snapshots",
+    "memory.stores.sqlite.tenant_state",
+    "memory.stores.sqlite.topics",
+    "memory.timeparse",
+    "nodes.belief_assessment",
+    "nodes.bookkeeping",
+    "nodes.content",
+    "nodes.ess_prompt",
+    "nodes.extract",
+    "nodes.keywords",
+    "nodes.provenance",
+    "nodes.reflection",
+    "nodes.route",
+)
+"""Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
+while none of them has changed."""
+
+
+@dataclass(slots=True)
+class Ingested:
+    """What the harness keeps of one conversation's ingest."""
+
+    turn_ids: dict[str, list[str]] = field(default_factory=dict)
+    """Episode uid → its turn ids, in order."""
+    order: list[str] = field(default_factory=list)
+    """Every turn id, in conversation order."""
+    last: datetime = field(default_factory=utcnow)
+    episodes: int = 0
+    duplicates: int = 0
+    seconds: float = 0.0
+
+
+def _ingested_json(ingested: Ingested) -> dict[str, Any]:
+    return {
+        "turn_ids": ingested.turn_ids,
+        "order": ingested.order,
+        "last": ingested.last.isoformat(),
+        "episodes": ingested.episodes,
+        "duplicates": ingested.duplicates,
+        "seconds": ingested.seconds,
+    }
+
+
+def _ingested_from(row: dict[str, Any]) -> Ingested:
+    return Ingested(
+        turn_ids={str(k): [str(t) for t in v] for k, v in row["turn_ids"].items()},
+        order=[str(t) for t in row["order"]],
+        last=as_utc(datetime.fromisoformat(row["last"])),
+        episodes=int(row["episodes"]),
+        duplicates=int(row["duplicates"]),
+        seconds=float(row["seconds"]),
+    )
+
+
+def ingest_key(conv: Conversation, n: int, fingerprint: str, llm: bool, bookkeep: str) -> str:
+    """What a stored ingest of `conv` depends on: its sessions, its place in the file (the tenant
+    name), the embedder, the extraction mode and the source of every module on the write path."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([conv.id, conv.sessions], sort_keys=True).encode("utf-8"))
+    digest.update(f"|{n}|{fingerprint}|{llm}|{bookkeep}|{SCHEMA_VERSION}|".encode())
+    digest.update(_write_path_digest())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def _write_path_digest() -> bytes:
+    """Hash of the source of every module on the write path (read once per process)."""
+    digest = hashlib.sha256()
+    for name in WRITE_PATH:
+        source = getattr(importlib.import_module(name), "__file__", None)
+        if source:
+            digest.update(Path(source).read_bytes())
+    return digest.digest()
+
+
+def stored_dir(store: Path, conv: Conversation, key: str) -> Path:
+    """Where the ingest of `conv` under `key` is kept in `store`."""
+    safe = re.sub(r"[^\w.-]+", "_", conv.id)[:60] or "conversation"
+    return store / f"{safe}-{key}"
+
+
+def save_ingest(work: Path, target: Path, ingested: Ingested) -> None:
+    """Copy a finished ingest to `target` atomically: a partial copy never has the final name."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.parent / f".partial-{target.name}-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(work, partial / "memory")
+    (partial / "ingested.json").write_text(json.dumps(_ingested_json(ingested)), "utf-8")
+    try:
+        os.replace(partial, target)
+    except OSError:  # another run stored the same ingest first: theirs is as good
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def load_ingest(stored: Path, work: Path) -> Ingested | None:
+    """A copy of the stored ingest in `work`, or None when there is none (or it is unreadable)."""
+    marker = stored / "ingested.json"
+    if not marker.is_file():
+        return None
+    try:
+        ingested = _ingested_from(json.loads(marker.read_text("utf-8")))
+        shutil.copytree(stored / "memory", work)
+    except (OSError, ValueError, KeyError, TypeError):
+        # Damaged: drop it so that this run's ingest takes its place.
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(stored, ignore_errors=True)
+        return None
+    return ingested
+
+
+def eval_settings(base: Settings, data_dir: Path) -> Settings:
+    """Settings for one conversation: the embedded stores in `data_dir`, models as configured."""
+    return base.model_copy(
+        update={
+            "data_dir": data_dir,
+            "graph_backend": "sqlite",
+            "sqlite_path": None,
+            "neo4j_uri": None,
+            "qdrant_path": None,
+            "qdrant_url": None,
+        }
+    )
+
+
+Bookkeep = Callable[[Services, str, str], Any]
+
+
+async def default_bookkeep(services: Services, tenant: str, uid: str) -> None:
+    """The agent's bookkeeping of one episode: the bookkeeping graph (`graph.bookkeeping`)."""
+    from graph.bookkeeping import run_episode
+
+    await run_episode(services, tenant, uid)
+
+
+async def ingest(
+    services: Services, tenant: str, conv: Conversation, bookkeep: Bookkeep
+) -> Ingested:
+    """Remember and bookkeep every turn of the conversation, in order, scoring each turn's
+    evidence as the agent's router does (the heuristic offline, the model with `--llm`)."""
+    from nodes.route import assess_turn
+
+    result = Ingested()
+    start = time.perf_counter()
+    clock: datetime | None = None
+    for turn in placed(conv):
+        result.order.extend(turn.turn_ids)
+        if not turn.user_text.strip() and not turn.agent_text.strip():
+            continue
+        clock = turn.at
+        assessment = await assess_turn(turn.user_text, [], chat=services.chat, usage=Usage())
+        done = await remember(
+            services,
+            tenant=tenant,
+            thread_id=f"session-{turn.session + 1}",
+            user_text=turn.user_text,
+            agent_text=turn.agent_text,
+            at=turn.at,
+            ess=assessment.evidence.record() if turn.user_text.strip() else None,
+        )
+        result.turn_ids.setdefault(done.uid, []).extend(turn.turn_ids)
+        if done.duplicate:
+            result.duplicates += 1
+            continue
+        result.episodes += 1
+        await bookkeep(services, tenant, done.uid)
+    result.last = clock or utcnow()
+    result.seconds = time.perf_counter() - start
+    return result
