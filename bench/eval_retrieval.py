@@ -35,6 +35,7 @@ from bench.eval_ingest import (
 )
 from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
+from bench.references import reference_metrics
 from memory.embeddings import Embedder, build_embedder
 from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
@@ -150,6 +151,7 @@ async def run_eval(
     progress: Progress | None = None,
     bookkeep: Bookkeep | None = None,
     store: Path | None = None,
+    references: bool = False,
 ) -> EvalResult:
     """Run the memeval protocol on `data`; return rankings and the summary.
 
@@ -157,7 +159,8 @@ async def run_eval(
     none are used without it. `store`: keep each conversation's finished ingest there and reuse
     it on later runs while the data, the embedder, the extraction mode and the write-path code
     are unchanged (see `ingest_key`); questions always run on a fresh copy, so access
-    strengthening never leaks from one run into the next.
+    strengthening never leaks from one run into the next. `references`: also score the reference
+    retrievers (`bench.references`) on the same questions, as `summary["references"]`.
     """
     conversations = read_memeval(data)[:limit_conversations]
     base = settings or load_settings()
@@ -182,6 +185,7 @@ async def run_eval(
         progress=progress,
         bookkeep=bookkeep,
         store=store,
+        references=references,
     )
 
 
@@ -197,6 +201,7 @@ async def _run_eval(
     progress: Progress | None,
     bookkeep: Bookkeep | None,
     store: Path | None,
+    references: bool,
 ) -> EvalResult:
     if recipe_name.lower() != "auto":
         get_recipe(recipe_name)  # fail before ingesting anything
@@ -271,6 +276,13 @@ async def _run_eval(
                             progress(f"questions {n}/{len(conversations)}", i, len(conv.questions))
                 finally:
                     await services.close()
+        reference_rows = (
+            await reference_metrics(
+                conversations, embedder, store / "references" if store is not None else None
+            )
+            if references
+            else None
+        )
     finally:
         if own_embedder:
             await embedder.close()
@@ -298,5 +310,6 @@ async def _run_eval(
         "llm_usage": llm_summary(chat) if llm else None,
         "embedder": embedder.fingerprint,
         "ks": list(KS),
+        "references": reference_rows,
     }
     return EvalResult(questions=rows, summary=summary, latencies_ms=latencies)

@@ -57,3 +57,7 @@ app.add_typer(bench_app, name="bench")
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":
+    main()

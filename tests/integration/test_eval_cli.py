@@ -178,9 +178,14 @@ def test_cli_writes_json_and_prints_the_table(
     assert result.exit_code == 0, result.output
     assert "overall w/o adversarial" in result.output
     assert "p95" in result.output
-    doc = json.loads(out.read_text())
+    assert "beside the reference retrievers" in result.output
+    doc = json.loads(out.read_text())["benchmarks"]["tiny"]
     assert len(doc["questions"]) == 4
     assert doc["summary"]["ablate"] == "rerank"
+    refs = doc["summary"]["references"]
+    assert set(refs) == {"BM25", "dense", "RRF"}
+    assert all(refs[r]["overall"]["n"] == 4 for r in refs)
+    assert refs["dense"]["temporal"]["R@5"] == 1.0  # "half marathon" is t6's alone
 
 
 def test_cli_rejects_unknown_parts_and_bad_files(data: Path, tmp_path: Path) -> None:
