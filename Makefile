@@ -79,5 +79,5 @@ eval: $(STAMP) ## Retrieval eval on LoCoMo, offline (MEMEVAL=file, EVAL_OUT=json
 	$(BIN)/mneme eval retrieval $(MEMEVAL) --json $(EVAL_OUT) --store $(EVAL_STORE)
 
 .PHONY: clean
-clean: ## Remove caches and the local data directory (.mneme)
-	rm -rf .mneme .pytest_cache .mypy_cache .ruff_cache
+clean: ## Remove caches (your memory, in the user data directory, is left alone)
+	rm -rf .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""`mneme eval retrieval`: the memeval protocol (../shared/bench/FORMAT.md) through mneme's own paths.
+"""`mneme eval retrieval`: the memeval protocol (docs/memeval.md) through mneme's own paths.
 
 For each conversation: a fresh embedded memory and tenant, ingested through the agent's write
 path (`bench.eval_ingest`, kept between runs with `--store`); every question asked through the

@@ -1,4 +1,4 @@
-"""The memeval format (../shared/bench/FORMAT.md): reading a file and turning its turns into
+"""The memeval format (docs/memeval.md): reading a file and turning its turns into
 episodes, shared by `mneme eval retrieval` and `mneme ingest`.
 
 How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is
@@ -26,7 +26,7 @@ SESSION_GAP = timedelta(days=1)
 """A session without a date is placed this long after the previous one."""
 ROLES = (None, "user", "assistant")
 HELP = (
-    "see FORMAT.md: id, sessions[].turns[].{id, speaker, role, text}, "
+    "see docs/memeval.md: id, sessions[].turns[].{id, speaker, role, text}, "
     "questions[].{id, question, evidence}"
 )
 

@@ -39,6 +39,12 @@ def session_start(session: dict[str, Any], now: datetime, tz: ZoneInfo) -> datet
     return datetime.combine(day, time.fromisoformat(session["time"]), tzinfo=tz)
 
 
+def note_data_dir(settings: Any) -> None:
+    """Say so when memory lives in an earlier version's `./.mneme`."""
+    if settings.data_dir_note:
+        console.print(f"[yellow]note:[/] {escape(settings.data_dir_note)}")
+
+
 def compiled_agent() -> Any:
     """The agent graph with an in-memory checkpointer (threads live as long as the process)."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -143,9 +149,11 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
     async with opened(bookkeeping=True) as services:
         mode = "offline (heuristics)" if services.chat.offline else "with an LLM"
         console.print(
-            f"[bold]mneme demo[/] - user [cyan]{user_id}[/], graph {services.graph.backend}, "
-            f"vectors {services.settings.resolved_qdrant_location}, {mode}"
+            f"[bold]mneme demo[/] - user [cyan]{user_id}[/], memory in "
+            f"{escape(str(services.settings.data_dir))} (graph {services.graph.backend}, vectors "
+            f"{services.vectors.backend}), {mode}"
         )
+        note_data_dir(services.settings)
         with progress_bar() as bar:
             uids, new = await ingest_sample(services, sample, user_id, bar)
             await process_all(services, uids, user_id, bar)
@@ -238,9 +246,10 @@ async def run_chat(
             await services.embedder.embed_query("warm up")
         app = compiled_agent()
         console.print(
-            f"[bold]mneme chat[/] as [cyan]{escape(user_id)}[/] (thread {escape(thread_id)}). "
-            "Type /quit to leave."
+            f"[bold]mneme chat[/] as [cyan]{escape(user_id)}[/] (thread {escape(thread_id)}), "
+            f"memory in {escape(str(services.settings.data_dir))}. Type /quit to leave."
         )
+        note_data_dir(services.settings)
         while True:
             try:
                 text = await asyncio.to_thread(read, "you> ")

@@ -157,7 +157,7 @@ def retrieval(
     data: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="memeval .jsonl files (see bench FORMAT.md); default: the development "
+            help="memeval .jsonl files (see docs/memeval.md); default: the development "
             "benchmarks in --bench-dir."
         ),
     ] = None,
@@ -240,3 +240,25 @@ def retrieval(
         console.print(side_by_side({n: r.summary for n, r in results.items()}))
     if json_out is not None:
         console.print(f"rankings and summaries written to {json_out}")
+
+
+def convert(
+    benchmark: Annotated[str, typer.Argument(help="locomo or longmemeval.")],
+    raw: Annotated[
+        Path,
+        typer.Argument(
+            help="LoCoMo's data/locomo10.json, or LongMemEval's longmemeval_s_cleaned.json "
+            "(or a directory of its per-question JSON files)."
+        ),
+    ],
+    out: Annotated[Path, typer.Argument(help="The memeval .jsonl file to write.")],
+) -> None:
+    """Write a benchmark's published files in the memeval format (docs/memeval.md)."""
+    from bench.convert import ConvertError
+    from bench.convert import convert as write_memeval
+
+    try:
+        n = write_memeval(benchmark.lower(), raw, out)
+    except ConvertError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{n} conversations written to {out}")

@@ -44,6 +44,7 @@ app.command()(store_commands.optimize)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
+eval_app.command("convert")(eval_commands.convert)
 app.add_typer(eval_app, name="eval")
 
 bench_app = typer.Typer(help="Benchmarks of the memory layer (numbers, not tests).")

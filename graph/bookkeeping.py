@@ -1,4 +1,4 @@
-"""The bookkeeping graph: the one pipeline that turns an episode into memory (DESIGN section 3).
+"""The bookkeeping graph: the one pipeline that turns an episode into memory (docs/design.md section 3).
 
     START -> load -+- processed ----------------------------------> END
                    +- extract -> index -> beliefs -> link ---------> END

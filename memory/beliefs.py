@@ -1,4 +1,4 @@
-"""Belief math and belief provenance (DESIGN section 6): no LLM, no prompts.
+"""Belief math and belief provenance (docs/design.md section 6): no LLM, no prompts.
 
 What lives here:
 

@@ -56,8 +56,10 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
     report.add(
         "settings",
         True,
-        f"graph={settings.resolved_graph_backend} qdrant={settings.resolved_qdrant_location} "
-        f"embeddings={settings.embedding_model} llm={'configured' if settings.llm_configured else 'offline'}",
+        f"data={settings.data_dir} graph={settings.resolved_graph_backend} "
+        f"vectors={settings.resolved_qdrant_location} "
+        f"embeddings={settings.embedding_model} llm={'configured' if settings.llm_configured else 'offline'}"
+        + (f"; {settings.data_dir_note}" if settings.data_dir_note else ""),
     )
     try:
         services = await Services.open(settings, setup=False)

@@ -168,7 +168,7 @@ async def index_episode(
     episode = await services.graph.get_episode(tenant, uid)
     if episode is None:
         raise NotFound(f"episode {uid!r} does not exist for this tenant")
-    if episode.archived:  # archived: graph kept, vectors removed (DESIGN section 7)
+    if episode.archived:  # archived: graph kept, vectors removed (docs/design.md section 7)
         await services.vectors.delete_by_episode(tenant, uid)
         await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
         return 0

@@ -1,5 +1,5 @@
 """Scoring helpers of retrieval: rank fusion, query-term coverage (the non-LLM rerank), neighbour
-smoothing, recency and a token estimate (DESIGN section 5).
+smoothing, recency and a token estimate (docs/design.md section 5).
 
 Pure functions: no I/O, no model.
 """

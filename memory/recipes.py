@@ -1,7 +1,7 @@
 """Retrieval recipes: named, declarative search strategies for `memory.retrieval.retrieve`.
 
 A recipe is data, so an experiment is a config change: copy one with `dataclasses.replace` (or
-`ablate`) and pass it in. The router picks the recipe by name (DESIGN section 5) and may override
+`ablate`) and pass it in. The router picks the recipe by name (docs/design.md section 5) and may override
 its result count, temporal expansion and credibility weights per turn. Every part of the pipeline
 can be switched off here; `PARTS` names them for `mneme eval retrieval --ablate`.
 """
@@ -14,7 +14,7 @@ from typing import Literal
 from memory.schema import VectorKind
 
 DEFAULT_N_RESULTS = 7
-"""Memories a reply gets when neither the router nor the run's context says (DESIGN: 7)."""
+"""Memories a reply gets when neither the router nor the run's context says (docs/design.md: 7)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ class Recipe:
     rerank_weight: float = 0.15
     salience_weight: float = 0.0
     """Final score = relevance (scaled to [0, 1] by the best) + the weighted salience, recency
-    and credibility terms. DESIGN's context weights (0.3 salience, 0.2 recency) are the recipe
+    and credibility terms. docs/design.md's context weights (0.3 salience, 0.2 recency) are the recipe
     `CONTEXT`; on question answering they cost recall (see docs/decisions.md)."""
     recency_weight: float = 0.0
     recency_days: float = 30.0
@@ -105,7 +105,7 @@ AGGREGATION = Recipe(name="AGGREGATION", n_results=10, max_passes=4)
 """Up to 4 sub-queries, their lists fused with RRF."""
 
 CONTEXT = Recipe(name="CONTEXT", salience_weight=0.3, recency_weight=0.2)
-"""DESIGN section 5's context weights: salience and recency beside similarity and proximity."""
+"""docs/design.md section 5's context weights: salience and recency beside similarity and proximity."""
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (SIMPLE, TEMPORAL, AGGREGATION, CONTEXT)}
 """Recipes by name."""

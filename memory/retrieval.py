@@ -1,4 +1,4 @@
-"""Retrieval: one `retrieve` function driven by a `Recipe` (DESIGN section 5).
+"""Retrieval: one `retrieve` function driven by a `Recipe` (docs/design.md section 5).
 
 For each query pass, in parallel: dense and sparse searches over derivatives (exact chunks and
 context derivatives) and prospective questions, and the associative path (entities named in the

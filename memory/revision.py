@@ -1,6 +1,6 @@
 """Belief revision by reflection: bounded patches and new beliefs, each with provenance.
 
-Reflection (DESIGN section 6) may reword a belief, move its valence and confidence, mark it
+Reflection (docs/design.md section 6) may reword a belief, move its valence and confidence, mark it
 contested, or start a new belief. Every change here is bounded, so that reflection consolidates
 what evidence already did rather than overriding it, and lands with provenance: the episodes
 the patch cites get SUPPORTS_BELIEF / CONTRADICTS_BELIEF edges (idempotent per episode and

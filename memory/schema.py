@@ -91,7 +91,7 @@ STATUS_ORDER: dict[EpisodeStatus, int] = {s: i for i, s in enumerate(EpisodeStat
 
 
 class ReasoningType(StrEnum):
-    """How a message argues (ESS, DESIGN section 6)."""
+    """How a message argues (ESS, docs/design.md section 6)."""
 
     EMPIRICAL = "empirical"
     LOGICAL = "logical"

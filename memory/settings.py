@@ -8,6 +8,7 @@ the fix.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -26,6 +27,24 @@ DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_CACHE_DIR = Path("~/.cache/mneme")
 EmbeddingRuntime = Literal["auto", "onnx", "torch"]
 EMBEDDING_RUNTIMES: tuple[EmbeddingRuntime, ...] = ("auto", "onnx", "torch")
+
+
+LEGACY_DATA_DIR = Path(".mneme")
+"""Where versions before the per-user default kept memory: the working directory's `.mneme`."""
+
+
+def platform_data_dir() -> Path:
+    """The platform's per-user data directory for mneme (e.g. `~/.local/share/mneme`)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("mneme", appauthor=False))
+
+
+def default_data_dir() -> Path:
+    """The per-user data directory, or an existing `./.mneme` of an earlier version."""
+    if (LEGACY_DATA_DIR / "graph.sqlite3").is_file():
+        return LEGACY_DATA_DIR.resolve()
+    return platform_data_dir()
 
 
 class ConfigError(ValueError):
@@ -47,8 +66,12 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
-    data_dir: Path = Field(default=Path(".mneme"), validation_alias=_env("MNEME_DATA_DIR"))
-    """Directory for the embedded stores (SQLite graph file, Qdrant local files)."""
+    data_dir: Path = Field(
+        default_factory=lambda: default_data_dir(), validation_alias=_env("MNEME_DATA_DIR")
+    )
+    """Directory for the embedded stores (SQLite graph file, the vector index): the platform's
+    per-user data directory (e.g. `~/.local/share/mneme`), whatever the working directory; a
+    `./.mneme` left by an earlier version is used while it is there (`data_dir_note` says so)."""
     cache_dir: Path = Field(default=DEFAULT_CACHE_DIR, validation_alias=_env("MNEME_CACHE_DIR"))
     """Derived files that can be rebuilt at any time (the embedding model's ONNX graph)."""
 
@@ -216,6 +239,17 @@ class Settings(BaseSettings):
     def legacy_local_mode_dir(self) -> Path:
         """Where versions before the Qdrant Edge backend kept qdrant-client local-mode files."""
         return self.data_dir / "qdrant"
+
+    @property
+    def data_dir_note(self) -> str | None:
+        """A note when memory lives in an earlier version's `./.mneme` (else None)."""
+        if self.data_dir == LEGACY_DATA_DIR.resolve() and "MNEME_DATA_DIR" not in os.environ:
+            return (
+                f"using the memory in {self.data_dir} (the working directory's .mneme, from an "
+                f"earlier version); move it to "
+                f"{platform_data_dir()} or set MNEME_DATA_DIR to keep using it from any directory"
+            )
+        return None
 
     @property
     def llm_configured(self) -> bool:

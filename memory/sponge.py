@@ -1,5 +1,5 @@
 """The sponge's running state per tenant: insights, interaction counter, cumulative belief shift
-and the reflection trigger (DESIGN section 6). No LLM and no prompts here.
+and the reflection trigger (docs/design.md section 6). No LLM and no prompts here.
 
 Everything is kept so that re-running bookkeeping of an episode changes nothing:
 

@@ -72,12 +72,12 @@ def load_torch_encoder(source: str, *, local: bool, threads: int, batch_size: in
     torch.set_num_threads(threads)
     bar = hf_logging.is_progress_bar_enabled()
     # No "Loading weights" progress bar in the CLI's output.
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.disable_progress_bar()
     try:
         model = SentenceTransformer(source, device="cpu", local_files_only=local)
     except Exception as exc:
         raise TorchLoadError(f"{type(exc).__name__}: {exc}") from exc
     finally:
         if bar:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            hf_logging.enable_progress_bar()
     return TorchEncoder(model, batch_size)

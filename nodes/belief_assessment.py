@@ -1,4 +1,4 @@
-"""Belief assessment: how one episode bears on the agent's beliefs (DESIGN section 6).
+"""Belief assessment: how one episode bears on the agent's beliefs (docs/design.md section 6).
 
 For each topic the user's message bears on, the structured output gives a direction (supports
 or contradicts the belief's statement as written, or neutral) and a strength (how directly and

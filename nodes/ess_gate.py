@@ -1,9 +1,9 @@
 """ess_gate: decide from the message's Evidence Strength Score whether beliefs may move.
 
 The score itself comes from the router's one structured call (`nodes.route`, with the rubric,
-schema and offline heuristic of `nodes.ess_prompt`); this node applies the gate of DESIGN
-section 6 and needs no model: it passes when `memory.beliefs.recommends_update` does (score >=
-`ESS_THRESHOLD`, an argument, no manipulative reasoning). Bookkeeping decides belief provenance
+schema and offline heuristic of `nodes.ess_prompt`); this node applies the gate of
+docs/design.md section 6 and needs no model: it passes when `memory.beliefs.recommends_update`
+does (score >= `ESS_THRESHOLD`, an argument, no manipulative reasoning). Bookkeeping decides belief provenance
 from the same rule on the stored ESS, so the live turn and a later sweep agree.
 """
 

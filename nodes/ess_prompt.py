@@ -1,4 +1,4 @@
-"""The Evidence Strength Score task (DESIGN section 6): schema, prompt and offline heuristic.
+"""The Evidence Strength Score task (docs/design.md section 6): schema, prompt and offline heuristic.
 
 `EvidenceScore` is the structured output of one LLM call: a score, the five credibility signals,
 the reasoning type, topics, a one-line summary, whether a belief update is recommended, and

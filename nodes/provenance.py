@@ -1,4 +1,4 @@
-"""Belief provenance of one episode: the bookkeeping stage of DESIGN sections 3 and 6.
+"""Belief provenance of one episode: the bookkeeping stage of docs/design.md sections 3 and 6.
 
 When the episode's stored ESS recommends an update (strong enough, arguing, not manipulative),
 the belief assessment says which beliefs the message bears on, how (supports / contradicts)

@@ -1,4 +1,4 @@
-"""Reflection: the sponge digests what it learned (DESIGN section 6).
+"""Reflection: the sponge digests what it learned (docs/design.md section 6).
 
 Triggered every ~20 interactions or when the cumulative belief shift exceeds 0.1
 (`memory.sponge`). A cheap triage call decides whether deep reflection is warranted; deep

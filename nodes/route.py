@@ -1,4 +1,4 @@
-"""route: decide whether and how to search memory for this turn (DESIGN section 2).
+"""route: decide whether and how to search memory for this turn (docs/design.md section 2).
 
 One structured call on the fast tier classifies the turn as NONE, SIMPLE, TEMPORAL, AGGREGATION
 or BELIEF_QUERY, sets the retrieval parameters and, in the same call, scores the evidence in the

@@ -25,14 +25,14 @@ from memory.schema import (
 from memory.stores.base import SchemaMismatch, SparseVector, VectorFilter, VectorPoint
 
 RRF_K = 60
-"""Reciprocal-rank-fusion constant (DESIGN section 5); Qdrant's own default is 2."""
+"""Reciprocal-rank-fusion constant (docs/design.md section 5); Qdrant's own default is 2."""
 RRF_SCALE = RRF_K / 2
 """Fused scores are multiplied by this so that first place in both lists (2/k) scores 1.0:
 raw RRF scores (≤ 0.033) would otherwise be swamped by signal weights of up to 0.3."""
 OVERFETCH = 2
 """Each prefetch returns OVERFETCH × limit candidates for fusion and rescoring."""
 MAX_SIGNAL_WEIGHT = 0.3
-"""Credibility-signal weights are clamped to [0, MAX_SIGNAL_WEIGHT] (DESIGN section 2)."""
+"""Credibility-signal weights are clamped to [0, MAX_SIGNAL_WEIGHT] (docs/design.md section 2)."""
 SIGNAL_PREFIX = "signal_"
 """Payload key of a credibility signal: `signal_<name>` for each name in `schema.SIGNAL_NAMES`."""
 REQUIRED_PAYLOAD = ("tenant", "episode_uid", "text")

@@ -1,4 +1,4 @@
-"""The belief math of DESIGN section 6, with exact numbers: no stores, no models."""
+"""The belief math of docs/design.md section 6, with exact numbers: no stores, no models."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.settings import ConfigError, Settings, load_settings
+from memory.settings import ConfigError, Settings, load_settings, platform_data_dir
 
 ENV_VARS = (
     "NEO4J_URI",
@@ -29,12 +29,28 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # no stray .env file
 
 
-def test_defaults_are_the_embedded_stores() -> None:
+def test_defaults_are_the_embedded_stores_in_the_users_data_dir() -> None:
     s = load_settings()
+    assert s.data_dir == platform_data_dir() and s.data_dir.is_absolute()
     assert s.resolved_graph_backend == "sqlite"
-    assert s.resolved_sqlite_path == Path(".mneme/graph.sqlite3")
-    assert s.resolved_qdrant_location == ".mneme/vectors" and s.vector_backend == "qdrant-edge"
+    assert s.resolved_sqlite_path == s.data_dir / "graph.sqlite3"
+    assert s.resolved_qdrant_location == str(s.data_dir / "vectors")
+    assert s.vector_backend == "qdrant-edge" and s.data_dir_note is None
     assert not s.llm_configured
+
+
+def test_an_earlier_versions_dot_mneme_is_used_with_a_note(tmp_path: Path) -> None:
+    (tmp_path / ".mneme").mkdir()
+    (tmp_path / ".mneme" / "graph.sqlite3").write_bytes(b"")
+    s = load_settings()
+    assert s.data_dir == tmp_path / ".mneme"
+    assert s.data_dir_note and "MNEME_DATA_DIR" in s.data_dir_note
+
+
+def test_mneme_data_dir_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEME_DATA_DIR", str(tmp_path / "mine"))
+    s = load_settings()
+    assert s.data_dir == tmp_path / "mine" and s.data_dir_note is None
 
 
 def test_neo4j_uri_selects_neo4j(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -279,7 +279,7 @@ class Neo4jConnection:
         return await self._query(query, params, write=True)
 
     async def _ensure_ready(self) -> None:
-        # Schema on first use too (DESIGN 4): a database already at this version costs one read.
+        # Schema on first use too (docs/design.md section 4): a database already at this version costs one read.
         async with self._ready_lock:
             if not self._ready:
                 if await self.schema_version() != SCHEMA_VERSION:

@@ -150,7 +150,7 @@ class SqliteConnection:
     def _on_worker(self, lazy_setup: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
         conn = self._connection()
         if lazy_setup and not self._schema_ready:
-            # Applied on first use too (DESIGN 4); a file already at this version costs one read.
+            # Applied on first use too (docs/design.md section 4); a file already at this version costs one read.
             if _schema_version(conn) != SCHEMA_VERSION:
                 self._apply_schema(conn)
             self._schema_ready = True
