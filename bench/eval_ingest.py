@@ -8,13 +8,15 @@ contextual derivatives, prospective paraphrases, vectors, beliefs, topics and en
 live only in the harness's map from episode uid to turn ids, never in the stores.
 
 A stored ingest is reused only while its key (`ingest_key`) is unchanged: the conversation, its
-position, the embedder, the extraction mode and the source of every module in `WRITE_PATH`. This
-module is on that list, so the read side of the harness lives elsewhere (`bench.eval_retrieval`):
-changing how questions are asked or scored never re-ingests.
+position, the embedder, the extraction mode and the code of every module in `WRITE_PATH`
+(comments and docstrings aside). This module is on that list, so the read side of the harness
+lives elsewhere (`bench.eval_retrieval`): changing how questions are asked or scored never
+re-ingests.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import json
@@ -130,14 +132,34 @@ def ingest_key(conv: Conversation, n: int, fingerprint: str, llm: bool, bookkeep
     return digest.hexdigest()[:16]
 
 
+def code_of(source: str) -> str:
+    """A module's code without its comments, docstrings and layout (a dump of its syntax tree,
+    bare string statements left out), so that an edit of the prose alone keeps stored ingests."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [s for s in body if not _is_string_statement(s)]
+            setattr(node, "body", kept or [ast.Pass()])  # noqa: B010 (any node with a body)
+    return ast.dump(tree, include_attributes=False)
+
+
+def _is_string_statement(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
 @lru_cache(maxsize=1)
 def _write_path_digest() -> bytes:
-    """Hash of the source of every module on the write path (read once per process)."""
+    """Hash of the code (`code_of`) of every module on the write path (read once per process)."""
     digest = hashlib.sha256()
     for name in WRITE_PATH:
         source = getattr(importlib.import_module(name), "__file__", None)
         if source:
-            digest.update(Path(source).read_bytes())
+            digest.update(code_of(Path(source).read_text("utf-8")).encode("utf-8"))
     return digest.digest()
 
 

@@ -167,7 +167,13 @@ def retrieval(
     recipe: Annotated[
         str, typer.Option(help="auto (the router decides) or SIMPLE, TEMPORAL, ...")
     ] = "auto",
-    ablate: Annotated[str | None, typer.Option(help="Turn one part off.")] = None,
+    ablate: Annotated[
+        str | None,
+        typer.Option(
+            help="Turn one part off; several (comma-separated, or `all`): the full recipe, then "
+            "each part off on the same stored ingests, and an ablation table."
+        ),
+    ] = None,
     llm: Annotated[bool, typer.Option("--llm", help="Use the configured LLM endpoint.")] = False,
     limit_conversations: Annotated[
         int | None, typer.Option(min=1, help="Only the first N conversations of each file.")
@@ -200,46 +206,99 @@ def retrieval(
     try:
         if recipe.lower() != "auto":
             get_recipe(recipe)
-        if ablate and ablate not in PARTS:
-            raise ValueError(f"unknown part {ablate!r}; use one of {sorted(PARTS)}")
+        parts = ablation_parts(ablate, PARTS)
         files = list(data) if data else dev_benchmarks(bench_dir)
     except ValueError as exc:
         raise fail(str(exc)) from None
 
-    results: dict[str, Any] = {}
+    runs: dict[str | None, dict[str, Any]] = {part: {} for part in parts}
     with progress_bar(transient=True) as bar:
         task = bar.add_task("starting", total=None)
         for path in files:
             name = path.name.removesuffix(".jsonl").removesuffix(".memeval")
+            for part in parts:
+                label = f"{name} -{part}" if part and len(parts) > 1 else name
 
-            def tick(what: str, done: int, total: int, name: str = name) -> None:
-                bar.update(task, description=f"{name}: {what}", completed=done, total=total)
+                def tick(what: str, done: int, total: int, label: str = label) -> None:
+                    bar.update(task, description=f"{label}: {what}", completed=done, total=total)
 
-            try:
-                results[name] = asyncio.run(
-                    run_eval(
-                        path,
-                        recipe_name=recipe,
-                        part=ablate,
-                        llm=llm,
-                        limit_conversations=limit_conversations,
-                        progress=tick,
-                        store=store,
-                        references=references,
+                try:
+                    runs[part][name] = asyncio.run(
+                        run_eval(
+                            path,
+                            recipe_name=recipe,
+                            part=part,
+                            llm=llm,
+                            limit_conversations=limit_conversations,
+                            progress=tick,
+                            store=store,
+                            # the floor is the full recipe's; ablated runs skip it
+                            references=references and (part is None or len(parts) == 1),
+                        )
                     )
-                )
-            except (EvalInputError, ConfigError, StoreError) as exc:
-                raise fail(str(exc)) from None
+                except (EvalInputError, ConfigError, StoreError) as exc:
+                    raise fail(str(exc)) from None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"benchmarks": {name: r.as_json() for name, r in results.items()}}
+        doc: dict[str, Any] = {
+            "benchmarks": {name: r.as_json() for name, r in runs[parts[0]].items()}
+        }
+        if len(parts) > 1:
+            doc["ablation"] = {
+                str(part): {name: r.summary for name, r in results.items()}
+                for part, results in runs.items()
+                if part is not None
+            }
         json_out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    results = runs[parts[0]]
     for name, result in results.items():
         print_summary(result.summary, title=name)
     if len(results) > 1:
         console.print(side_by_side({n: r.summary for n, r in results.items()}))
+    if len(parts) > 1:
+        console.print(
+            ablation_table({p: {n: r.summary for n, r in res.items()} for p, res in runs.items()})
+        )
     if json_out is not None:
         console.print(f"rankings and summaries written to {json_out}")
+
+
+def ablation_parts(ablate: str | None, known: Any) -> list[str | None]:
+    """The runs an `--ablate` value asks for: [None] (full recipe), [part], or the full recipe
+    and then each part of a comma-separated list (`all`: every part); ValueError names the
+    parts."""
+    if not ablate:
+        return [None]
+    names = sorted(known) if ablate.strip().lower() == "all" else ablate.split(",")
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise ValueError(f"unknown part {', '.join(unknown)!r}; use one of {sorted(known)}")
+    runs: list[str | None] = [None, *dict.fromkeys(names)]
+    return runs[1:] if len(names) == 1 else runs
+
+
+def ablation_table(runs: dict[str | None, dict[str, dict[str, Any]]]) -> Table:
+    """R@10 / NDCG@10 (overall w/o adversarial) of the full recipe and of each part off, per
+    benchmark, with the change against the full recipe."""
+    full = runs[None]
+    table = Table(title="ablation: R@10 / NDCG@10 overall w/o adversarial (change vs full)")
+    table.add_column("part off", justify="left")
+    for name in full:
+        table.add_column(name, justify="right")
+    for part, results in runs.items():
+        cells = []
+        for name, base in full.items():
+            row = results[name]["metrics"]["overall_no_adversarial"]
+            ref = base["metrics"]["overall_no_adversarial"]
+            text = f"{row['R@10']:.3f} / {row['NDCG@10']:.3f}"
+            if part is not None:
+                text += (
+                    f" ({row['R@10'] - ref['R@10']:+.3f} / {row['NDCG@10'] - ref['NDCG@10']:+.3f})"
+                )
+            cells.append(text)
+        table.add_row("none (full)" if part is None else part, *cells)
+    return table
 
 
 def convert(

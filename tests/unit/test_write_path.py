@@ -56,3 +56,13 @@ def test_every_module_the_ingest_imports_is_on_the_write_path_or_known_not_to_wr
     imported = {m for m in out.stdout.split() if not m.startswith("memory.services")}
     unclassified = sorted(imported - set(WRITE_PATH) - NOT_WRITING)
     assert unclassified == [], f"add {unclassified} to WRITE_PATH or to NOT_WRITING"
+
+
+def test_code_of_ignores_prose_not_code() -> None:
+    from bench.eval_ingest import code_of
+
+    base = '"""Doc."""\n\nX = 1\n"""About X."""\n\n\ndef f(a):\n    """Doc."""\n    return a + X\n'
+    prose = '"""Other doc."""\n# a comment\nX = 1  # one\n\n\ndef f(a):\n    return a + X\n'
+    code = base.replace("a + X", "a - X")
+    assert code_of(base) == code_of(prose)
+    assert code_of(base) != code_of(code)
