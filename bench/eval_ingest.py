@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.memeval import Conversation, placed
 from memory.episodes import remember
-from memory.schema import SCHEMA_VERSION, as_utc, utcnow
+from memory.schema import SCHEMA_VERSION, as_utc, episode_uid, utcnow
 from memory.services import Services
 from memory.services.usage import Usage
 from memory.settings import Settings
@@ -42,11 +42,14 @@ WRITE_PATH = (
     "bench.eval_ingest",
     "bench.memeval",
     "graph.bookkeeping",
+    "graph.errors",
     "memory.beliefs",
     "memory.chunking",
     "memory.contextual",
     "memory.embeddings",
     "memory.episodes",
+    "memory.outbox",
+    "memory.quarantine",
     "memory.revision",
     "memory.schema",
     "memory.sparse",
@@ -75,6 +78,7 @@ WRITE_PATH = (
     "nodes.belief_assessment",
     "nodes.bookkeeping",
     "nodes.content",
+    "nodes.directives",
     "nodes.ess_prompt",
     "nodes.extract",
     "nodes.keywords",
@@ -98,6 +102,8 @@ class Ingested:
     episodes: int = 0
     duplicates: int = 0
     seconds: float = 0.0
+    failed: dict[str, str] = field(default_factory=dict)
+    """Episodes whose bookkeeping raised (uid -> error); the ingest carries on."""
 
 
 def _ingested_json(ingested: Ingested) -> dict[str, Any]:
@@ -108,6 +114,7 @@ def _ingested_json(ingested: Ingested) -> dict[str, Any]:
         "episodes": ingested.episodes,
         "duplicates": ingested.duplicates,
         "seconds": ingested.seconds,
+        "failed": ingested.failed,
     }
 
 
@@ -119,6 +126,7 @@ def _ingested_from(row: dict[str, Any]) -> Ingested:
         episodes=int(row["episodes"]),
         duplicates=int(row["duplicates"]),
         seconds=float(row["seconds"]),
+        failed={str(k): str(v) for k, v in (row.get("failed") or {}).items()},
     )
 
 
@@ -238,21 +246,26 @@ async def ingest(
             continue
         clock = turn.at
         assessment = await assess_turn(turn.user_text, [], chat=services.chat, usage=Usage())
+        thread = f"session-{turn.session + 1}"
         done = await remember(
             services,
             tenant=tenant,
-            thread_id=f"session-{turn.session + 1}",
+            thread_id=thread,
             user_text=turn.user_text,
             agent_text=turn.agent_text,
             at=turn.at,
             ess=assessment.evidence.record() if turn.user_text.strip() else None,
+            uid=episode_uid(tenant, thread, f"turn:{turn.turn_ids[0]}"),
         )
         result.turn_ids.setdefault(done.uid, []).extend(turn.turn_ids)
         if done.duplicate:
             result.duplicates += 1
             continue
         result.episodes += 1
-        await bookkeep(services, tenant, done.uid)
+        try:
+            await bookkeep(services, tenant, done.uid)
+        except Exception as exc:  # reported with the conversation, never fatal
+            result.failed[done.uid] = f"{type(exc).__name__}: {exc}"[:300]
     result.last = clock or utcnow()
     result.seconds = time.perf_counter() - start
     return result

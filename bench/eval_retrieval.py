@@ -218,7 +218,8 @@ async def _run_eval(
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     ingest_s = 0.0
-    turns = episodes = duplicates = reused = 0
+    turns = episodes = duplicates = reused = unindexed = 0
+    failed_conversations: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory(prefix="mneme-eval-") as tmp:
             for n, conv in enumerate(conversations, start=1):
@@ -241,7 +242,13 @@ async def _run_eval(
                     else:
                         if progress:
                             progress(f"ingest {n}/{len(conversations)}", 0, 1)
-                        ingested = await ingest(services, tenant, conv, bookkeep)
+                        try:
+                            ingested = await ingest(services, tenant, conv, bookkeep)
+                        except Exception as exc:  # reported in the summary; the rest go on
+                            failed_conversations.append(
+                                {"conversation": n, "error": f"{type(exc).__name__}: {exc}"[:300]}
+                            )
+                            continue
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
                             save_ingest(work, stored, ingested)
@@ -250,6 +257,7 @@ async def _run_eval(
                     turns += len(ingested.order)
                     episodes += ingested.episodes
                     duplicates += ingested.duplicates
+                    unindexed += len(ingested.failed)
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
                         now = parse_date(q.get("date")) or last
@@ -301,6 +309,8 @@ async def _run_eval(
             "duplicates": duplicates,
             "ms_per_turn": 1000.0 * ingest_s / turns if turns else 0.0,
             "reused": reused,
+            "failed_episodes": unindexed,
+            "failed_conversations": failed_conversations,
         },
         "machine": {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)},
         "conversations": len(conversations),

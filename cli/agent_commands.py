@@ -17,12 +17,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import typer
-from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import Progress
 from rich.table import Table
 
-from cli.common import USER_HELP, console, opened, progress_bar, run
+from cli.common import USER_HELP, console, err, opened, printable, progress_bar, run, safe
 
 SAMPLE = Path(__file__).parent / "data" / "sample_conversation.json"
 
@@ -42,7 +41,7 @@ def session_start(session: dict[str, Any], now: datetime, tz: ZoneInfo) -> datet
 def note_data_dir(settings: Any) -> None:
     """Say so when memory lives in an earlier version's `./.mneme`."""
     if settings.data_dir_note:
-        console.print(f"[yellow]note:[/] {escape(settings.data_dir_note)}")
+        console.print(f"[yellow]note:[/] {safe(settings.data_dir_note)}")
 
 
 def compiled_agent() -> Any:
@@ -81,14 +80,14 @@ def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
         created = utc_from_iso(str(m["created_at"]))
         said = memory_line({**m, "fragments": []})
         fragment = (m.get("fragments") or [said])[0]
-        text = escape(said[:160])
+        text = safe(said[:160])
         if fragment and fragment not in said:
-            text += f"\n[dim]matched: {escape(str(fragment)[:120])}[/]"
+            text += f"\n[dim]matched: {safe(str(fragment)[:120])}[/]"
         via = " [dim](neighbour)[/]" if m.get("source") == "neighbour" else ""
         table.add_row(
             str(m.get("rank", "")),
             f"{created.date()} ({days_ago(now, created)})",
-            str(m.get("thread_id", "")),
+            safe(m.get("thread_id", "")),
             f"{float(m.get('score', 0)):.2f}",
             text + via,
         )
@@ -135,7 +134,7 @@ async def process_all(services: Any, uids: list[str], user_id: str, bar: Progres
             await run_episode(services, user_id, uid)
         except Exception as exc:
             failed += 1
-            console.print(f"[yellow]bookkeeping of {uid} failed: {escape(str(exc))}[/]")
+            console.print(f"[yellow]bookkeeping of {uid} failed: {safe(str(exc))}[/]")
         if bar is not None and task is not None:
             bar.advance(task)
     return failed
@@ -150,7 +149,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
         mode = "offline (heuristics)" if services.chat.offline else "with an LLM"
         console.print(
             f"[bold]mneme demo[/] - user [cyan]{user_id}[/], memory in "
-            f"{escape(str(services.settings.data_dir))} (graph {services.graph.backend}, vectors "
+            f"{safe(str(services.settings.data_dir))} (graph {services.graph.backend}, vectors "
             f"{services.vectors.backend}), {mode}"
         )
         note_data_dir(services.settings)
@@ -176,7 +175,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             misses += not hit
             mark = "[green]recalled[/]" if hit else "[yellow]not recalled[/]"
             body = Table.grid(expand=True)
-            body.add_row(f"[bold]{escape(answer)}[/]")
+            body.add_row(f"[bold]{safe(answer)}[/]")
             if state.get("memories"):
                 body.add_row(memories_table(state["memories"], utcnow()))
             else:
@@ -188,7 +187,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
                     f"{usage.get('llm_calls', 0)}, fallbacks {usage.get('fallbacks', 0)}[/]"
                 )
             console.print(
-                Panel(body, title=f"Q{n}: {escape(q['question'])}  {mark}", title_align="left")
+                Panel(body, title=f"Q{n}: {safe(q['question'])}  {mark}", title_align="left")
             )
         total = len(sample["questions"])
         console.print(f"\n[bold]{total - misses}/{total}[/] questions answered from memory.")
@@ -219,7 +218,7 @@ async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **c
                 status.stop()
                 console.print("[bold magenta]mneme>[/] ", end="")
                 printed = True
-            console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+            console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
     finally:
         status.stop()
     state = await app.aget_state(config)
@@ -227,7 +226,7 @@ async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **c
         console.print()
     else:
         reply = str(state.values["messages"][-1].content)
-        console.print(f"[bold magenta]mneme>[/] {escape(reply)}")
+        console.print(f"[bold magenta]mneme>[/] {safe(reply)}")
     return state.values
 
 
@@ -246,8 +245,8 @@ async def run_chat(
             await services.embedder.embed_query("warm up")
         app = compiled_agent()
         console.print(
-            f"[bold]mneme chat[/] as [cyan]{escape(user_id)}[/] (thread {escape(thread_id)}), "
-            f"memory in {escape(str(services.settings.data_dir))}. Type /quit to leave."
+            f"[bold]mneme chat[/] as [cyan]{safe(user_id)}[/] (thread {safe(thread_id)}), "
+            f"memory in {safe(str(services.settings.data_dir))}. Type /quit to leave."
         )
         note_data_dir(services.settings)
         while True:
@@ -258,6 +257,14 @@ async def run_chat(
             if text.strip() in ("/quit", "/exit"):
                 break
             if not text.strip():
+                continue
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > services.settings.max_message_bytes:
+                err.print(
+                    f"[bold red]error:[/] the message is {size:,} bytes; at most "
+                    f"{services.settings.max_message_bytes:,} can be remembered "
+                    "(MNEME_MAX_MESSAGE_BYTES): split it; nothing was written"
+                )
                 continue
             state = await stream_reply(
                 app, text, user_id=user_id, thread_id=thread_id, timezone=timezone
@@ -280,7 +287,7 @@ async def run_recall(query: str, user_id: str, recipe_name: str, n: int) -> int:
         if rows:
             console.print(memories_table(rows, utcnow()))
         else:
-            console.print(f"nothing in {escape(user_id)}'s memory matches {escape(repr(query))}")
+            console.print(f"nothing in {safe(user_id)}'s memory matches {safe(repr(query))}")
     return len(found)
 
 

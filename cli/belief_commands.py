@@ -10,10 +10,9 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from cli.common import USER_HELP, console, run
+from cli.common import USER_HELP, console, run, safe
 from memory.beliefs import belief_strength, list_active_beliefs
 from memory.schema import Belief, EvidenceKind, PersonalitySnapshot
 from memory.settings import load_settings
@@ -76,8 +75,8 @@ def beliefs_table(rows: list[tuple[Belief, int, int]], sponge: SpongeStatus) -> 
         table.add_column(name, **kw)
     for b, pro, con in rows:
         table.add_row(
-            b.topic,
-            b.statement,
+            safe(b.topic),
+            safe(b.statement),
             _signed(b.valence),
             f"{b.confidence:.2f}",
             f"{belief_strength(b.confidence, b.evidence_count):.2f}",
@@ -98,7 +97,7 @@ def snapshot_text(snapshots: list[PersonalitySnapshot], history: bool) -> str:
         older = snapshots[i + 1] if i + 1 < len(snapshots) else None
         delta = f", {len(s.text) - len(older.text):+d} chars" if older else ""
         head = f"v{s.version}  {s.created_at.strftime('%Y-%m-%d %H:%M')} UTC  ({len(s.text)} chars{delta})"
-        parts.append(f"[bold]{head}[/]\n{s.text}")
+        parts.append(f"[bold]{head}[/]\n{safe(s.text)}")
     return "\n\n".join(parts)
 
 
@@ -111,7 +110,7 @@ def beliefs(user: str = typer.Option("default", "--user", help=USER_HELP)) -> No
     rows, sponge = _run(main)
     if not rows:
         console.print(
-            f"No beliefs yet for user {escape(repr(user))}: they form from evidence in chats."
+            f"No beliefs yet for user {safe(repr(user))}: they form from evidence in chats."
         )
         return
     console.print(beliefs_table(rows, sponge))

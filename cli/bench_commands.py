@@ -107,3 +107,50 @@ def retrieve(
 
     parsed = _sizes(sizes)
     run(lambda: bench_retrieve(sizes=parsed, queries=queries, long=long, console=console))
+
+
+def faults(
+    turns: int = typer.Option(1000, min=1, help="Agent turns to acknowledge."),
+    kills: int = typer.Option(25, min=0, help="SIGKILLs of the agent process at random points."),
+    seed: int = typer.Option(1, help="Seed of the fault schedule."),
+    work: str = typer.Option("", help="Working directory (default: a new temporary one)."),
+) -> None:
+    """Acknowledged turns under random SIGKILLs and store outages, then an audit (lost, dups)."""
+    import json
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from bench.faults import bench_faults
+
+    where = Path(work) if work else Path(tempfile.mkdtemp(prefix="mneme-faults-"))
+    report = run(lambda: bench_faults(turns, kills, seed, where))
+    one, five, _ = os.getloadavg()
+    console.print(json.dumps(report.as_dict(), indent=2))
+    console.print(f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}; work dir {where}")
+    if report.lost or report.duplicates or report.orphans or not report.doctor_ok:
+        raise typer.Exit(1)
+
+
+def poison(
+    files: list[str] = typer.Argument(  # noqa: B008 - typer reads its defaults this way
+        ..., help="memeval files (e.g. ../shared/bench/*.jsonl)."
+    ),
+) -> None:
+    """Every offline bookkeeping heuristic on every turn of the files; count what raises."""
+    import os
+    from pathlib import Path
+
+    from bench.poison import bench_poison
+
+    report = bench_poison([Path(f) for f in files])
+    one, five, _ = os.getloadavg()
+    console.print(
+        f"{report.episodes} episodes from {len(report.files)} files checked in "
+        f"{report.seconds:.1f} s: {len(report.failed)} made a heuristic raise; "
+        f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}"
+    )
+    for label, why in list(report.failed.items())[:20]:
+        console.print(f"  {label}: {why}", markup=False)
+    if report.failed:
+        raise typer.Exit(1)

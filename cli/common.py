@@ -5,6 +5,7 @@ opening the process services for the duration of a command.
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -29,13 +30,27 @@ USER_HELP = "Whose memory (the person the agent remembers; `user_id` in a run's 
 DRAIN_TIMEOUT_S = 600.0
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text with control characters (ESC, NUL, ...) shown as `\\xNN` instead of obeyed by the
+    terminal; newlines and tabs stay."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def safe(text: object) -> str:
+    """Stored text made safe to print: control characters shown, rich markup escaped."""
+    return escape(printable(str(text)))
+
+
 class CommandError(Exception):
     """A command cannot go on; the message says why and what to do (exit code 2)."""
 
 
 def fail(message: str) -> typer.Exit:
     """Print `message` as the command's error and return the exit to raise."""
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    err.print(f"[bold red]error:[/] {safe(message)}")
     return typer.Exit(2)
 
 

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from cli.common import console, fail, progress_bar
+from cli.common import console, fail, progress_bar, safe
 
 CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 LABELS = {"overall": "overall (all)", "overall_no_adversarial": "overall w/o adversarial"}
@@ -131,6 +131,16 @@ def print_summary(
         f"{summary['conversations']} conversations; embedder {summary['embedder']}"
         + (f"; {ing['reused']} ingests reused from --store" if ing.get("reused") else "")
     )
+    if ing.get("failed_episodes") or ing.get("failed_conversations"):
+        out.print(
+            f"[yellow]{ing.get('failed_episodes', 0)} episodes failed bookkeeping; "
+            f"{len(ing.get('failed_conversations') or [])} conversations failed to ingest: "
+            + "; ".join(
+                f"#{c['conversation']} {safe(c['error'])}"
+                for c in ing.get("failed_conversations") or []
+            )
+            + "[/]"
+        )
     usage = summary.get("llm_usage")
     if usage:
         out.print(

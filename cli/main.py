@@ -11,7 +11,14 @@ import logging
 
 import typer
 
-from cli import agent_commands, belief_commands, bench_commands, eval_commands, store_commands
+from cli import (
+    agent_commands,
+    belief_commands,
+    bench_commands,
+    eval_commands,
+    keys_commands,
+    store_commands,
+)
 
 app = typer.Typer(
     name="mneme",
@@ -47,11 +54,17 @@ eval_app.command("retrieval")(eval_commands.retrieval)
 eval_app.command("convert")(eval_commands.convert)
 app.add_typer(eval_app, name="eval")
 
+keys_app = typer.Typer(help="API keys of the served graphs (each bound to one user).")
+keys_app.command("add")(keys_commands.add)
+app.add_typer(keys_app, name="keys")
+
 bench_app = typer.Typer(help="Benchmarks of the memory layer (numbers, not tests).")
 bench_app.command("write")(bench_commands.write)
 bench_app.command("search")(bench_commands.search)
 bench_app.command("turn")(bench_commands.turn)
 bench_app.command("retrieve")(bench_commands.retrieve)
+bench_app.command("faults")(bench_commands.faults)
+bench_app.command("poison")(bench_commands.poison)
 app.add_typer(bench_app, name="bench")
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 
-from cli.common import console, err, opened, progress_bar, run
+from cli.common import console, err, opened, progress_bar, run, safe
 from memory.settings import load_settings
 
 
@@ -31,21 +30,30 @@ def doctor() -> None:
     report = run(run_doctor)
     for check in report.checks:
         mark = "[green]ok[/]  " if check.ok else "[red]FAIL[/]"
-        console.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
+        console.print(f"{mark} {safe(check.name)}: {safe(check.detail)}")
     if not report.ok:
         raise typer.Exit(1)
 
 
 def sweep(
     user: str | None = typer.Option(None, "--user", help="Only this person's memory."),
+    retry_quarantined: bool = typer.Option(
+        False, "--retry-quarantined", help="Also retry episodes quarantined after failing."
+    ),
 ) -> None:
-    """Run bookkeeping for every episode it left unfinished (the bookkeeping graph)."""
+    """File the outbox, then run bookkeeping for every episode left unfinished."""
     from graph.bookkeeping import run_episode
+    from memory.episodes import drain_outbox
     from memory.episodes import sweep as sweep_episodes
     from memory.schema import Episode
 
     async def main() -> bool:
         async with opened() as services:
+            filed = await drain_outbox(services, submit=False)  # the sweep below runs them
+            if filed.applied or filed.error:
+                console.print(f"outbox: {filed.applied} turns filed into the graph store")
+            if filed.error:
+                err.print(f"  outbox not fully filed: {safe(filed.error)}")
             with progress_bar() as bar:
                 task = bar.add_task("sweeping", total=None)
 
@@ -55,11 +63,21 @@ def sweep(
                 async def process(episode: Episode) -> None:
                     await run_episode(services, episode.tenant, episode.uid)
 
-                report = await sweep_episodes(services, tenant=user, progress=tick, process=process)
-            console.print(f"{len(report.done)} episodes completed, {len(report.failed)} failed")
+                report = await sweep_episodes(
+                    services,
+                    tenant=user,
+                    progress=tick,
+                    process=process,
+                    retry_quarantined=retry_quarantined,
+                )
+            console.print(
+                f"{len(report.done)} episodes completed, {len(report.failed)} failed, "
+                f"{len(report.waiting)} waiting (backoff or quarantine), "
+                f"{len(report.quarantined)} newly quarantined"
+            )
             for uid, why in list(report.failed.items())[:10]:
-                err.print(f"  {escape(uid)}: {escape(why)}")
-            return report.ok
+                err.print(f"  {safe(uid)}: {safe(why)}")
+            return report.ok and filed.error is None
 
     if not run(main):
         raise typer.Exit(1)
@@ -88,7 +106,7 @@ def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confir
                 report = await reindex_all(services, progress=tick)
             console.print(f"{len(report.done)} episodes re-indexed, {len(report.failed)} failed")
             for uid, why in list(report.failed.items())[:10]:
-                err.print(f"  {escape(uid)}: {escape(why)}")
+                err.print(f"  {safe(uid)}: {safe(why)}")
             with console.status("building the search indexes…"):
                 await services.vectors.optimize()
             return report.ok
@@ -112,7 +130,7 @@ def optimize() -> None:
             status = await services.vectors.describe()
             for c in status.collections:
                 console.print(
-                    f"{escape(c.name)}: {c.points} points, {c.indexed_vectors} vectors indexed"
+                    f"{safe(c.name)}: {c.points} points, {c.indexed_vectors} vectors indexed"
                 )
             console.print("done" if changed else "nothing to build")
 

@@ -1,12 +1,14 @@
 """The agent loop (docs/design.md section 2), one turn per run:
 
-    START -> route -+- NONE -----------------------+-> respond ------+-> remember -> END
-                    +- retrieve -> rerank ---------+                 |
-                    +- ess_gate -> sponge_update --------------------+
+    START -> record -> route -+- NONE -----------------+-> respond ------+-> remember -> END
+                              +- retrieve -> rerank ---+                 |
+                              +- ess_gate -> sponge_update --------------+
 
-`route` makes the turn's first LLM call, which also scores the message's evidence, so the
-evidence gate and the sponge run beside retrieval instead of after the reply; `remember` waits
-for both branches and runs after the reply's last token. `builder` is the uncompiled graph;
+`record` makes the user's message durable first (graph store, else the local outbox) so the
+reply can say truthfully whether it is remembered; `route` makes the turn's first LLM call,
+which also scores the message's evidence, so the evidence gate and the sponge run beside
+retrieval instead of after the reply; `remember` waits for both branches, runs after the
+reply's last token and completes the episode with the reply. `builder` is the uncompiled graph;
 `graph` is compiled without a checkpointer (the server provides persistence). Tests and
 notebooks compile `builder` with their own saver.
 """
@@ -19,8 +21,10 @@ from langgraph.graph import END, START, StateGraph
 
 from graph import bookkeeping as _bookkeeping  # noqa: F401  (registers the pipeline)
 from graph.context import Context
+from graph.errors import shielded
 from graph.state import AgentState, InputState
 from nodes.ess_gate import ess_gate
+from nodes.record import record
 from nodes.remember import remember
 from nodes.rerank import rerank
 from nodes.respond import respond
@@ -36,15 +40,17 @@ def after_route(state: dict[str, Any]) -> list[Literal["retrieve", "respond", "e
 
 
 builder = StateGraph(AgentState, context_schema=Context, input_schema=InputState)
-builder.add_node("route", route)
-builder.add_node("retrieve", retrieve)
-builder.add_node("rerank", rerank)
-builder.add_node("respond", respond)
-builder.add_node("ess_gate", ess_gate)
-builder.add_node("sponge_update", sponge_update)
-builder.add_node("remember", remember)
+builder.add_node("record", shielded(record))
+builder.add_node("route", shielded(route))
+builder.add_node("retrieve", shielded(retrieve))
+builder.add_node("rerank", shielded(rerank))
+builder.add_node("respond", shielded(respond))
+builder.add_node("ess_gate", shielded(ess_gate))
+builder.add_node("sponge_update", shielded(sponge_update))
+builder.add_node("remember", shielded(remember))
 
-builder.add_edge(START, "route")
+builder.add_edge(START, "record")
+builder.add_edge("record", "route")
 builder.add_conditional_edges("route", after_route)
 builder.add_edge("retrieve", "rerank")
 builder.add_edge("rerank", "respond")

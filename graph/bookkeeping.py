@@ -17,6 +17,7 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import Context
+from graph.errors import shielded
 from graph.state import BookkeepingInput, BookkeepingState
 from memory.schema import EpisodeStatus
 from memory.services import Services, use_services
@@ -30,11 +31,11 @@ def after_load(state: BookkeepingState) -> Literal["extract", "__end__"]:
 
 
 builder = StateGraph(BookkeepingState, context_schema=Context, input_schema=BookkeepingInput)
-builder.add_node("load", load)
-builder.add_node("extract", extract_step)
-builder.add_node("index", index)
-builder.add_node("beliefs", beliefs)
-builder.add_node("link", link)
+builder.add_node("load", shielded(load))
+builder.add_node("extract", shielded(extract_step))
+builder.add_node("index", shielded(index))
+builder.add_node("beliefs", shielded(beliefs))
+builder.add_node("link", shielded(link))
 builder.add_edge(START, "load")
 builder.add_conditional_edges("load", after_load)
 builder.add_edge("extract", "index")

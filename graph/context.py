@@ -33,8 +33,9 @@ class ContextError(ValueError):
 class Context:
     """How one run of the agent behaves and whose memory it uses."""
 
-    user_id: str = "default"
-    """The tenant: whose memories this run reads and writes. Different ids never share memory."""
+    user_id: str
+    """The tenant: whose memories this run reads and writes. Different ids never share memory.
+    Required; a served run's user is the authenticated caller (`graph/auth.py`)."""
 
     timezone: str = "UTC"
     """IANA timezone of the user (e.g. `Europe/Paris`), for part of day and gaps."""
@@ -67,6 +68,7 @@ class Context:
     """Who the agent is, beneath its evolving personality snapshot."""
 
     def __post_init__(self) -> None:
+        check_types(self)
         uid = self.user_id.strip() if isinstance(self.user_id, str) else ""
         if not uid or len(uid) > USER_ID_MAX_CHARS or not _USER_ID.match(uid):
             raise ContextError(
@@ -101,18 +103,49 @@ class Context:
         return ZoneInfo(self.timezone)
 
 
+_TYPES: dict[str, tuple[type, ...]] = {
+    "user_id": (str,),
+    "timezone": (str,),
+    "recipe": (str,),
+    "n_results": (int, type(None)),
+    "memory_token_budget": (int,),
+    "max_reply_tokens": (int,),
+    "rerank_simple": (bool,),
+    "model_fast": (str, type(None)),
+    "model_structured": (str, type(None)),
+    "model_respond": (str, type(None)),
+    "core_identity": (str,),
+}
+
+
+def check_types(ctx: Context) -> None:
+    """Raise `ContextError` naming the first field whose value has the wrong type."""
+    for name, types in _TYPES.items():
+        value = getattr(ctx, name)
+        wrong = not isinstance(value, types) or (
+            isinstance(value, bool) and bool not in types  # True is an int to Python, not to us
+        )
+        if wrong:
+            expected = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise ContextError(
+                f"context.{name} must be {expected}, got {type(value).__name__} {value!r:.40}"
+            )
+
+
 def context_of(value: object) -> Context:
-    """The run's context: a `Context`, a dict of its fields, or None (all defaults)."""
+    """The run's context: a `Context` or a dict of its fields; `user_id` is required."""
     if value is None:
-        return Context()
+        raise ContextError("the run has no context; pass at least {'user_id': ...}")
     if isinstance(value, Context):
         return value
     if isinstance(value, dict):
         known = set(Context.__dataclass_fields__)
-        unknown = sorted(set(value) - known)
+        unknown = sorted(str(k) for k in set(value) - known)
         if unknown:
             raise ContextError(
                 f"unknown context field(s) {unknown}; known fields are {sorted(known)}"
             )
+        if "user_id" not in value:
+            raise ContextError("context.user_id is required, e.g. {'user_id': 'alice'}")
         return Context(**value)
     raise ContextError(f"context must be a mapping of Context fields, got {type(value).__name__}")

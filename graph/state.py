@@ -86,5 +86,7 @@ class BookkeepingState(TypedDict, total=False):
     """Beliefs the episode moved (empty when its ESS did not recommend an update)."""
     reflected: bool
     """True when the episode's provenance fired the reflection trigger and reflection ran."""
+    notes: list[str]
+    """Stages that failed on this episode and what was done instead (empty when none)."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""

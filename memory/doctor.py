@@ -1,8 +1,9 @@
 """Health and consistency checks behind `mneme doctor`.
 
 Checks settings, connectivity to each store, schema version and the agreement of graph and
-vectors: episodes without vectors, vectors without episodes, episodes stuck before `indexed`.
-It reads across tenants (a maintenance view) and changes nothing.
+vectors: episodes without vectors, vectors without episodes, episodes stuck before `indexed`;
+and the write path: turns waiting in the outbox (depth and age) and quarantined episodes with
+their reasons. It reads across tenants (a maintenance view) and changes nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from memory.outbox import Outbox
+from memory.quarantine import quarantined
 from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
@@ -53,6 +56,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
     except ConfigError as exc:
         report.add("settings", False, str(exc))
         return report
+    _check_outbox(settings, report)
     report.add(
         "settings",
         True,
@@ -70,6 +74,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
         report.add("connectivity", True, f"{services.graph.backend} and qdrant answer")
         await _check_schema(services, report)
         await _check_consistency(services, report)
+        await _check_quarantine(services, report)
     finally:
         await services.close()
     return report
@@ -141,7 +146,8 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         None, [EpisodeStatus.PENDING, EpisodeStatus.STORED], limit=10_000_000
     )
     cutoff = utcnow() - STUCK_AFTER
-    stuck = [e.uid for e in waiting if e.created_at < cutoff]
+    held = {uid for _, uid in await quarantined(graph)}  # reported on their own line
+    stuck = [e.uid for e in waiting if e.created_at < cutoff and e.uid not in held]
     report.add(
         "stuck episodes",
         not stuck,
@@ -149,6 +155,41 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         f"{int(STUCK_AFTER.total_seconds() // 60)} min"
         + _sample(stuck)
         + ("; run `mneme sweep`" if stuck else ""),
+    )
+
+
+def _check_outbox(settings: Settings, report: DoctorReport) -> None:
+    state = Outbox(settings.resolved_outbox_dir).state()
+    if state.depth == 0 and not state.unreadable:
+        report.add("outbox", True, "no turns waiting for the graph store")
+        return
+    age = ""
+    if state.oldest_at is not None:
+        minutes = max(0.0, utcnow().timestamp() - state.oldest_at) / 60
+        age = f", the oldest {minutes:.0f} min old"
+    report.add(
+        "outbox",
+        False,
+        f"{state.depth} turns in {state.files} files wait for the graph store{age}"
+        + (f"; {len(state.unreadable)} files unreadable" if state.unreadable else "")
+        + "; they are filed when the store is back (`mneme sweep`, or any start)",
+    )
+
+
+async def _check_quarantine(services: Services, report: DoctorReport) -> None:
+    found = await quarantined(services.graph)
+    lines = [
+        f"{tenant}/{uid}: {f.attempts} attempts, {f.error}" for (tenant, uid), f in found.items()
+    ]
+    report.add(
+        "quarantined episodes",
+        not found,
+        f"{len(found)} episodes failed bookkeeping {services.settings.max_attempts} times"
+        + (
+            " (" + "; ".join(lines[:5]) + "); `mneme sweep --retry-quarantined` retries them"
+            if lines
+            else ""
+        ),
     )
 
 

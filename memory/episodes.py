@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from memory import quarantine
 from memory.chunking import Derivative, split_turn
+from memory.outbox import DrainReport, write_path
 from memory.schema import (
     ESS,
     SIGNAL_NAMES,
@@ -28,6 +30,7 @@ from memory.schema import (
     NewEpisode,
     VectorKind,
     as_utc,
+    new_uid,
     stable_uid,
     utcnow,
 )
@@ -68,10 +71,13 @@ class RememberResult:
 
 @dataclass(slots=True)
 class SweepReport:
-    """What a sweep did: episodes completed, and those that failed again (uid → error)."""
+    """What a sweep did: episodes completed, those that failed again (uid → error), those
+    left waiting for their backoff or in quarantine, and those quarantined by this sweep."""
 
     done: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    waiting: list[str] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -105,11 +111,13 @@ async def remember(
     agent_text: str = "",
     at: datetime | None = None,
     ess: ESS | None = None,
+    uid: str | None = None,
 ) -> RememberResult:
     """Persist a turn as a `pending` episode in one small transaction and return its uid.
 
-    A turn whose content the tenant already remembers returns the existing uid with
-    `duplicate=True` and writes nothing.
+    `uid` is the episode's identity (`memory.schema.episode_uid` of its source; default: a new
+    one). Writing a uid the tenant already has is a retry: it returns `duplicate=True` and
+    writes nothing. The same words under another uid are another episode.
     """
     _check_id("tenant", tenant)
     _check_id("thread_id", thread_id)
@@ -118,6 +126,7 @@ async def remember(
     if not user_text.strip() and not agent_text.strip():
         raise InvalidInput("nothing to remember: user_text and agent_text are both empty")
     episode = NewEpisode(
+        uid=uid or new_uid(),
         tenant=tenant,
         thread_id=thread_id,
         user_text=user_text,
@@ -127,6 +136,72 @@ async def remember(
     )
     result = await services.graph.create_episode(episode)
     return RememberResult(uid=result.uid, duplicate=result.duplicate)
+
+
+def outbox_record(
+    *,
+    uid: str,
+    tenant: str,
+    thread_id: str,
+    user_text: str,
+    agent_text: str | None,
+    created_at: datetime,
+    ess: ESS | None,
+) -> dict[str, object]:
+    """A turn as the outbox keeps it (`agent_text=None`: the reply is not known yet)."""
+    return {
+        "v": 1,
+        "uid": uid,
+        "tenant": tenant,
+        "thread_id": thread_id,
+        "user_text": user_text,
+        "agent_text": agent_text,
+        "created_at": as_utc(created_at).isoformat(),
+        "ess": ess.model_dump(mode="json") if ess else None,
+        "written_at": utcnow().timestamp(),
+    }
+
+
+async def apply_outbox_record(
+    services: Services, record: dict[str, object], *, submit: bool = True
+) -> None:
+    """Write an outbox record into the graph store (idempotent by uid); with `submit`, queue
+    its bookkeeping (else the episode waits, `pending`, for a sweep)."""
+    tenant, uid = str(record["tenant"]), str(record["uid"])
+    ess = ESS.model_validate(record["ess"]) if record.get("ess") else None
+    await services.graph.create_episode(
+        NewEpisode(
+            uid=uid,
+            tenant=tenant,
+            thread_id=str(record["thread_id"]),
+            user_text=str(record["user_text"]),
+            agent_text=str(record.get("agent_text") or ""),
+            created_at=datetime.fromisoformat(str(record["created_at"])),
+            ess=ess,
+        )
+    )
+    if record.get("agent_text") is not None:
+        await services.graph.attach_reply(tenant, uid, str(record["agent_text"]))
+    if ess is not None:
+        await services.graph.set_ess(tenant, uid, ess)
+    if submit:
+        services.bookkeeping.submit(tenant, uid)
+
+
+async def drain_outbox(services: Services, *, submit: bool = True) -> DrainReport:
+    """Replay every waiting outbox record of this data directory into the graph store, in order
+    (queueing each episode's bookkeeping with `submit`)."""
+    outbox, breaker = write_path(services.settings.resolved_outbox_dir)
+
+    async def apply(record: dict[str, object]) -> None:
+        await apply_outbox_record(services, record, submit=submit)
+
+    report = await outbox.drain(apply)
+    if report.applied and report.error is None:
+        breaker.reset()
+    if report.applied or report.error:
+        log.info("outbox: %d records filed, %s", report.applied, report.error or "none left")
+    return report
 
 
 def derivative_id(tenant: str, episode_uid: str, index: int) -> str:
@@ -236,11 +311,15 @@ async def sweep(
     tenant: str | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    retry_quarantined: bool = False,
 ) -> SweepReport:
     """Finish every episode left behind: not `indexed` (default) or not `processed` (with `process`).
 
-    Each episode is retried once per sweep; a failure is logged and reported, never raised, so
-    one bad episode does not stop the rest. `progress(done, total)` is called after each.
+    An episode that failed before is retried only after its backoff, and one that failed
+    `MNEME_MAX_ATTEMPTS` times is quarantined and left alone (`retry_quarantined` lifts the
+    quarantine first, see `memory.quarantine`). A failure is logged, counted and reported,
+    never raised, so one bad episode does not stop the rest. `progress(done, total)` is called
+    after each.
     """
     statuses = [EpisodeStatus.PENDING, EpisodeStatus.STORED]
     if process is not None:
@@ -252,13 +331,44 @@ async def sweep(
         await index_episode(services, episode.tenant, episode.uid)
 
     run = process or default
+    known: dict[str, dict[str, quarantine.Failure]] = {}
+    now = utcnow()
     for n, episode in enumerate(todo, start=1):
-        try:
-            await run(episode)
-            report.done.append(episode.uid)
-        except Exception as exc:
-            log.warning("sweep: episode %s failed again: %s", episode.uid, exc)
-            report.failed[episode.uid] = f"{type(exc).__name__}: {exc}"
+        if episode.tenant not in known:
+            if retry_quarantined:
+                await quarantine.release(services.graph, episode.tenant)
+            known[episode.tenant] = await quarantine.failures(services.graph, episode.tenant)
+        before = known[episode.tenant].get(episode.uid)
+        if before is not None and not (retry_quarantined or before.due(now)):
+            report.waiting.append(episode.uid)
+        else:
+            await _attempt(services, run, episode, before is not None, report)
         if progress:
             progress(n, len(todo))
     return report
+
+
+async def _attempt(
+    services: Services, run: Processor, episode: Episode, failed_before: bool, report: SweepReport
+) -> None:
+    """Run one episode's bookkeeping, counting a failure (and quarantining) or clearing it."""
+    try:
+        await run(episode)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        log.warning("sweep: episode %s failed again: %s", episode.uid, error)
+        report.failed[episode.uid] = error
+        try:
+            failure = await quarantine.record_failure(
+                services.graph, episode.tenant, episode.uid, error, services.settings.max_attempts
+            )
+        except Exception:
+            log.warning("could not count the failure of %s", episode.uid, exc_info=True)
+            return
+        if failure.quarantined:
+            report.quarantined.append(episode.uid)
+            log.error("episode %s quarantined after %d attempts", episode.uid, failure.attempts)
+        return
+    report.done.append(episode.uid)
+    if failed_before:
+        await quarantine.clear(services.graph, episode.tenant, episode.uid)

@@ -19,14 +19,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped whenever a constraint, table or collection changes (in this module or in a backend's
-DDL); stores refuse a newer one."""
+DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2 dropped the
+episodes' (tenant, content_hash) uniqueness: an episode's identity is its source (`episode_uid`)."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
-
-HASH_PREFIX_CHARS = 500
 
 
 def utcnow() -> datetime:
@@ -60,9 +59,17 @@ def normalise_text(text: str) -> str:
 
 
 def content_hash(text: str) -> str:
-    """sha256 of the normalised text's first 500 characters (dedup key per tenant)."""
-    head = normalise_text(text)[:HASH_PREFIX_CHARS]
-    return hashlib.sha256(head.encode("utf-8", "surrogatepass")).hexdigest()
+    """sha256 of the whole normalised text (the dedup key of derived memories)."""
+    return hashlib.sha256(normalise_text(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def episode_uid(tenant: str, thread_id: str, source: str) -> str:
+    """An episode's identity: its tenant, thread and source message (id or position).
+
+    A retry of the same turn gets the same uid (so writing it again is a no-op); the same words
+    said again in another message are another episode, with their own time.
+    """
+    return stable_uid("episode", tenant, thread_id, source)
 
 
 def clean_text(text: str) -> str:

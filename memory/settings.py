@@ -155,6 +155,25 @@ class Settings(BaseSettings):
     connect_timeout_s: float = Field(default=2.0, validation_alias=_env("MNEME_CONNECT_TIMEOUT_S"))
     """How long a store may take to answer at start before we say it is down."""
 
+    api_keys: SecretStr | None = Field(default=None, validation_alias=_env("MNEME_API_KEYS"))
+    """API keys of the served graphs for tests and development: `user_id:key` pairs, comma
+    separated (kept only as their sha256 in memory). Real deployments use the keys file."""
+    api_keys_file: Path | None = Field(default=None, validation_alias=_env("MNEME_API_KEYS_FILE"))
+    """File of API keys, one `sha256hex user_id` a line (`mneme keys add --user U` writes it)."""
+    jwt_secret: SecretStr | None = Field(default=None, validation_alias=_env("MNEME_JWT_SECRET"))
+    """HS256 secret of bearer JWTs (their `sub` is the user id); unset disables JWTs."""
+    jwt_audience: str | None = Field(default=None, validation_alias=_env("MNEME_JWT_AUDIENCE"))
+    """The `aud` a JWT must carry (required when MNEME_JWT_SECRET is set)."""
+
+    max_message_bytes: int = Field(
+        default=262_144, validation_alias=_env("MNEME_MAX_MESSAGE_BYTES")
+    )
+    """Largest message (UTF-8 bytes, per side of a turn) accepted; larger is refused unwritten."""
+    store_retry_s: float = Field(default=30.0, validation_alias=_env("MNEME_STORE_RETRY_S"))
+    """After the graph store fails a write, turns go straight to the outbox for this long."""
+    max_attempts: int = Field(default=5, validation_alias=_env("MNEME_MAX_ATTEMPTS"))
+    """Bookkeeping attempts of one episode before it is quarantined."""
+
     @field_validator("embedding_runtime", mode="before")
     @classmethod
     def _check_runtime(cls, value: object) -> object:
@@ -204,6 +223,17 @@ class Settings(BaseSettings):
             raise ConfigError("MNEME_EMBEDDING_THREADS must be a positive integer")
         if self.connect_timeout_s <= 0:
             raise ConfigError("MNEME_CONNECT_TIMEOUT_S must be positive")
+        if self.jwt_secret and not self.jwt_audience:
+            raise ConfigError(
+                "MNEME_JWT_SECRET is set but MNEME_JWT_AUDIENCE is not; set the audience your "
+                "issuer puts in `aud` so tokens minted for other services are refused"
+            )
+        if not 1024 <= self.max_message_bytes <= 4_000_000:
+            raise ConfigError("MNEME_MAX_MESSAGE_BYTES must be between 1024 and 4000000")
+        if self.store_retry_s < 0:
+            raise ConfigError("MNEME_STORE_RETRY_S must be zero or positive")
+        if self.max_attempts < 1:
+            raise ConfigError("MNEME_MAX_ATTEMPTS must be at least 1")
         return self
 
     @property
@@ -250,6 +280,16 @@ class Settings(BaseSettings):
                 f"{platform_data_dir()} or set MNEME_DATA_DIR to keep using it from any directory"
             )
         return None
+
+    @property
+    def resolved_outbox_dir(self) -> Path:
+        """Where turns the graph store could not take wait (one file per process)."""
+        return self.data_dir / "outbox"
+
+    @property
+    def auth_configured(self) -> bool:
+        """True when API keys or a JWT secret bind callers to users (else loopback-only open)."""
+        return bool(self.api_keys or self.api_keys_file or self.jwt_secret)
 
     @property
     def llm_configured(self) -> bool:

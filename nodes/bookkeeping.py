@@ -6,6 +6,12 @@ bookkeeping pipeline the queue, the sweep, the CLI and the eval run. Every step 
 (deterministic point ids, MERGE-style graph writes), so running an episode twice leaves the
 stores as running it once, and a crash at any point is finished by the sweep.
 
+No episode is left unsearchable by its own content: when a stage fails on it (extraction,
+contextual derivatives, beliefs, topics and entities), the step does what it still can (the
+heuristic extraction, the splitter's plain chunks, skipping the failed part) and records why in
+`notes`. A store that is unavailable is not such a failure: it raises, and the retry (bounded,
+with backoff, then quarantine: `memory.quarantine`) waits for the store.
+
 A new stage is one function here (or in its own module beside its LLM task) and one node and
 edge in `graph/bookkeeping.py`.
 """
@@ -19,13 +25,21 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.state import BookkeepingState
+from memory.chunking import split_turn
 from memory.contextual import contextualise, speaker_label
 from memory.episodes import index_episode
 from memory.schema import EntityType, Episode, EpisodeStatus
 from memory.services import Services, get_services
 from memory.services.usage import Usage
-from memory.stores.base import NotFound
-from nodes.extract import Extraction, derivatives_from, extract, topic_slugs
+from memory.stores.base import NotFound, StoreUnavailable
+from nodes.extract import (
+    Chunk,
+    Extraction,
+    derivatives_from,
+    extract,
+    heuristic_extraction,
+    topic_slugs,
+)
 from nodes.provenance import belief_provenance
 from nodes.reflection import reflect
 
@@ -51,17 +65,39 @@ async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
     return {"status": episode.status.value}
 
 
+def _note(stage: str, exc: BaseException) -> str:
+    if isinstance(exc, StoreUnavailable):
+        raise exc  # wait for the store: the retry handles it
+    log.warning("bookkeeping stage %s failed; doing what it still can", stage, exc_info=exc)
+    return f"{stage}: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def plain_extraction(episode: Episode) -> Extraction:
+    """The extraction that cannot fail: the whole turn as one chunk, nothing else."""
+    return Extraction(chunks=[Chunk(text=episode.content or "(empty)")])
+
+
 async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Chunks, prospective questions, topics and entities (one LLM call, heuristic fallback)."""
     ctx = context_of(runtime.context)
     services, episode = await _current(state, runtime)
     usage = Usage()
-    extraction, fallback = await extract(
-        episode, chat=services.chat, usage=usage, model=ctx.model_structured
-    )
+    notes: list[str] = []
+    try:
+        extraction, fallback = await extract(
+            episode, chat=services.chat, usage=usage, model=ctx.model_structured
+        )
+    except Exception as exc:
+        notes.append(_note("extract", exc))
+        try:
+            extraction, fallback = heuristic_extraction(episode), True
+        except Exception as inner:
+            notes.append(_note("heuristic extraction", inner))
+            extraction, fallback = plain_extraction(episode), True
     return {
         "extraction": extraction.model_dump(mode="json"),
         "fallback": fallback,
+        "notes": notes,
         "usage": usage.update(),
     }
 
@@ -73,12 +109,26 @@ async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str,
     questions and a context derivative with the previous turns (`memory.contextual`).
     """
     services, episode = await _current(state, runtime)
-    extraction = Extraction.model_validate(state["extraction"])
-    base = derivatives_from(episode, extraction, fallback=bool(state.get("fallback")))
-    derivatives = (await contextualise(services.graph, episode, base)).derivatives
+    notes = list(state.get("notes") or [])
+    try:
+        extraction = Extraction.model_validate(state["extraction"])
+        base = derivatives_from(episode, extraction, fallback=bool(state.get("fallback")))
+    except Exception as exc:
+        notes.append(_note("derivatives", exc))
+        base = split_turn(episode.user_text, episode.agent_text)
+    try:
+        derivatives = (await contextualise(services.graph, episode, base)).derivatives
+    except Exception as exc:
+        notes.append(_note("contextual", exc))
+        derivatives = base  # the plain chunks: searchable by what was said
     n = await index_episode(services, episode.tenant, episode.uid, derivatives)
     questions = sum(len(d.questions) for d in derivatives)
-    return {"derivatives": n, "questions": questions, "status": EpisodeStatus.INDEXED.value}
+    return {
+        "derivatives": n,
+        "questions": questions,
+        "notes": notes,
+        "status": EpisodeStatus.INDEXED.value,
+    }
 
 
 async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -90,7 +140,11 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
     ctx = context_of(runtime.context)
     services, episode = await _current(state, runtime)
     usage = Usage()
-    result = await belief_provenance(services, episode, usage=usage, model=ctx.model_structured)
+    try:
+        result = await belief_provenance(services, episode, usage=usage, model=ctx.model_structured)
+    except Exception as exc:
+        note = _note("beliefs", exc)
+        return {"beliefs": [], "reflected": False, "notes": [*state.get("notes", []), note]}
     reflected = False
     if result.reflection_due:
         try:
@@ -110,19 +164,29 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
 async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Topics and entities into the graph; the episode becomes `processed`."""
     services, episode = await _current(state, runtime)
-    extraction = Extraction.model_validate(state["extraction"])
     graph, tenant = services.graph, episode.tenant
-    slugs = topic_slugs(extraction)
-    if slugs:
-        await graph.link_topics(tenant, episode.uid, slugs)
+    notes = list(state.get("notes") or [])
+    slugs: list[str] = []
     names: list[str] = []
-    speaker, _ = speaker_label(episode.user_text)  # "Name: text" transcripts: the speaker
-    if speaker:
-        names.append((await graph.upsert_entity(tenant, speaker, EntityType.PERSON)).name)
-    for entity in extraction.entities:
-        stored = await graph.upsert_entity(tenant, entity.name.strip(), entity.type)
-        names.append(stored.name)
-    if names:
-        await graph.link_mentions(tenant, episode.uid, names)
+    try:
+        extraction = Extraction.model_validate(state["extraction"])
+        slugs = topic_slugs(extraction)
+        if slugs:
+            await graph.link_topics(tenant, episode.uid, slugs)
+        speaker, _ = speaker_label(episode.user_text)  # "Name: text" transcripts: the speaker
+        if speaker:
+            names.append((await graph.upsert_entity(tenant, speaker, EntityType.PERSON)).name)
+        for entity in extraction.entities:
+            stored = await graph.upsert_entity(tenant, entity.name.strip(), entity.type)
+            names.append(stored.name)
+        if names:
+            await graph.link_mentions(tenant, episode.uid, names)
+    except Exception as exc:
+        notes.append(_note("link", exc))  # searchable already; topics and entities skipped
     await graph.set_status(tenant, episode.uid, EpisodeStatus.PROCESSED)
-    return {"topics": slugs, "entities": names, "status": EpisodeStatus.PROCESSED.value}
+    return {
+        "topics": slugs,
+        "entities": names,
+        "notes": notes,
+        "status": EpisodeStatus.PROCESSED.value,
+    }

@@ -1,8 +1,9 @@
 """The user's turn as the nodes see it: plain text out of any message shape, bounded in size.
 
 A message may carry a 200k-character paste or non-text parts (images, files). Prompts get a
-bounded excerpt, the stored episode gets a larger bounded excerpt with a note saying what was cut,
-and nothing downstream ever sees raw content parts.
+bounded excerpt, the stored episode gets the text whole (up to `MNEME_MAX_MESSAGE_BYTES`, larger
+is refused) with a note naming any non-text parts left out, the thread state keeps a bounded
+copy, and nothing downstream ever sees raw content parts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ PROMPT_CHARS = 4000
 """How much of the user's message a decision prompt (route, ESS, rerank) sees."""
 
 STORE_CHARS = 20000
-"""How much of one side of a turn an episode stores."""
+"""How much of the agent's reply an episode stores (the user's side is stored whole)."""
+
+THREAD_CHARS = 8000
+"""How much of a long user message the thread state keeps (the episode keeps all of it)."""
 
 HISTORY_CHARS = 2000
 """How much of each earlier message the reply prompt shows."""
@@ -86,6 +90,15 @@ def read_turn(messages: list[AnyMessage]) -> dict[str, Any]:
         "missing": False,
         "message_id": message.id,
     }
+
+
+def stored_user_text(turn: dict[str, Any]) -> str:
+    """The user's side as stored: verbatim, noting any non-text parts left out."""
+    text = str(turn.get("text", ""))
+    dropped = turn.get("dropped_parts") or []
+    if dropped:
+        text += f"\n[non-text content not kept: {', '.join(sorted(set(dropped)))}]"
+    return text
 
 
 def prompt_text(turn: dict[str, Any]) -> str:

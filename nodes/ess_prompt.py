@@ -20,6 +20,7 @@ from memory.beliefs import recommends_update
 from memory.schema import ESS, MANIPULATIVE_TYPES, ReasoningType
 from memory.services.chat import ChatModels
 from memory.services.usage import Usage
+from nodes.directives import is_directive
 from nodes.keywords import keywords
 from nodes.llm import structured
 
@@ -502,6 +503,10 @@ def heuristic_ess(text: str) -> EvidenceScore:
         )
     )
     score = combined_score(kind, sig) if text else 0.0
+    if kind not in MANIPULATIVE_TYPES and is_directive(text):
+        # However evidence-styled, an instruction to the assistant is not evidence (pressure
+        # and the other manipulative kinds already move nothing, and they freeze the sponge).
+        kind, score = ReasoningType.NO_ARGUMENT, min(score, 0.05)
     ess = ESS(score=score, reasoning_type=kind, **sig)
     urgency: Urgency = "high" if _URGENT.search(text) else "low"
     return EvidenceScore(
@@ -515,8 +520,13 @@ def heuristic_ess(text: str) -> EvidenceScore:
     )
 
 
-def consistent(value: EvidenceScore) -> EvidenceScore:
-    """The model's answer with the update recommendation made to follow the stored-ESS rule."""
+def consistent(value: EvidenceScore, text: str = "") -> EvidenceScore:
+    """The model's answer made to follow the stored-ESS rule, and an instruction addressed to
+    the assistant made `no_argument` whatever the model said."""
+    if text and value.reasoning_type not in MANIPULATIVE_TYPES and is_directive(text):
+        value = value.model_copy(
+            update={"reasoning_type": ReasoningType.NO_ARGUMENT, "score": min(value.score, 0.05)}
+        )
     recommended = value.belief_update_recommended and recommends_update(value.record())
     return value.model_copy(update={"belief_update_recommended": recommended})
 
@@ -542,4 +552,4 @@ async def assess_ess(
         model=model,
         max_tokens=512,
     )
-    return consistent(value)
+    return consistent(value, text)

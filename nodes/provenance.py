@@ -20,6 +20,7 @@ from memory.services import Services
 from memory.services.usage import Usage
 from memory.sponge import add_insight, add_shift, status
 from nodes.belief_assessment import assess_beliefs
+from nodes.directives import is_directive
 
 log = logging.getLogger("mneme.provenance")
 
@@ -73,6 +74,8 @@ async def belief_provenance(
     )
     outcomes = []
     for a in assessment.assessments:
+        if is_directive(f"{a.statement} {a.topic}"):
+            continue  # an instruction to the assistant never becomes a view it holds
         outcomes.append(
             await apply_evidence(
                 services,
@@ -90,7 +93,7 @@ async def belief_provenance(
     shift = round(sum(o.shift for o in outcomes if o.applied), 6)
     if shift > 0:
         await add_shift(services, tenant, shift)
-    if assessment.insight:
+    if assessment.insight and not is_directive(assessment.insight):
         await add_insight(
             services,
             tenant,

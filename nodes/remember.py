@@ -1,43 +1,31 @@
-"""remember: write the turn as an episode durably, then schedule its bookkeeping.
+"""remember: complete the episode `record` wrote with the reply, then schedule its bookkeeping.
 
-The write is one small transaction (status `pending`) and happens before the reply returns;
-bookkeeping runs on the bounded background queue, so the reply never waits for it. A full queue
-or a crash leaves the episode `pending` for the sweep. What is stored is bounded: a side of the
-turn longer than `STORE_CHARS` is cut, with a note in the stored text that says so.
+Runs after the reply's last token. The user's side is already durable (graph store or outbox,
+see `nodes.record`); this adds the agent's side and the message's ESS to the same episode (same
+uid) and submits it to the bounded background queue, so the reply never waits for bookkeeping.
+If the graph store fails now, the whole turn goes to the outbox under the same uid, and the
+drain completes the episode. A full queue or a crash leaves the episode `pending` for the sweep.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.state import AgentState
-from memory.episodes import InvalidInput
-from memory.episodes import remember as remember_turn
-from memory.schema import ESS, ReasoningType, utcnow
-from memory.services import get_services
-from nodes.content import STORE_CHARS, bounded, content_text
+from memory.episodes import outbox_record
+from memory.outbox import OutboxError, write_path
+from memory.schema import ESS, ReasoningType
+from nodes.content import STORE_CHARS, bounded, content_text, stored_user_text
+from nodes.record import OUTBOX, STORED, services_or_settings, thread_of
 
 log = logging.getLogger("mneme.nodes.remember")
 
-NO_THREAD = "no-thread"
-"""Thread id recorded for runs without a thread (stateless runs)."""
-
-
-def thread_of(runtime: Runtime[Context]) -> str:
-    """The run's thread id, or `NO_THREAD`."""
-    info = runtime.execution_info
-    if info is not None and info.thread_id:
-        return str(info.thread_id)
-    try:
-        configurable = get_config().get("configurable", {})
-    except RuntimeError:
-        return NO_THREAD
-    return str(configurable.get("thread_id") or NO_THREAD)
+__all__ = ["ess_record", "remember", "thread_of"]
 
 
 def ess_record(ess: dict[str, Any]) -> ESS | None:
@@ -58,49 +46,45 @@ def ess_record(ess: dict[str, Any]) -> ESS | None:
         return None
 
 
-def stored_user_text(turn: dict[str, Any]) -> str:
-    """The user's side as stored: bounded, noting any non-text parts left out."""
-    text = bounded(str(turn.get("text", "")), STORE_CHARS)
-    dropped = turn.get("dropped_parts") or []
-    if dropped:
-        text += f"\n[non-text content not kept: {', '.join(sorted(set(dropped)))}]"
-    return text
-
-
 async def remember(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Store the turn as a pending episode and queue its bookkeeping."""
+    """Attach the reply and ESS to the recorded episode and queue its bookkeeping."""
     ctx = context_of(runtime.context)
-    turn = state.get("turn") or {}
-    if turn.get("empty"):
-        return {"episode": {"stored": False, "reason": "empty message: nothing to remember"}}
+    episode = dict(state.get("episode") or {})
+    if episode.get("outcome") not in (STORED, OUTBOX):
+        return {"episode": episode}
     messages = state.get("messages") or []
     reply = content_text(messages[-1].content)[0] if messages else ""
-    user_text = stored_user_text(turn)
     agent_text = bounded(reply, STORE_CHARS)
-    now = utcnow()
+    ess = ess_record(state.get("ess") or {})
+    uid = str(episode["uid"])
+    services, settings, _ = await services_or_settings()
+    if episode["outcome"] == STORED and services is not None:
+        try:
+            await services.graph.attach_reply(ctx.user_id, uid, agent_text)
+            if ess is not None:
+                await services.graph.set_ess(ctx.user_id, uid, ess)
+            scheduled = services.bookkeeping.submit(ctx.user_id, uid)
+            return {"episode": episode | {"scheduled": scheduled, "reply_stored": True}}
+        except Exception as exc:
+            log.warning("could not attach the reply to %s (%s); using the outbox", uid, exc)
+    turn = state.get("turn") or {}
+    outbox, _ = write_path(settings.resolved_outbox_dir)
     try:
-        services = await get_services()
-        result = await remember_turn(
-            services,
-            tenant=ctx.user_id,
-            thread_id=thread_of(runtime),
-            user_text=user_text,
-            agent_text=agent_text,
-            at=now,
-            ess=ess_record(state.get("ess") or {}),
+        # The whole turn under the same uid: the drain creates it if the user's side is not
+        # in the store yet, then attaches the reply (both idempotent).
+        outbox.append(
+            outbox_record(
+                uid=uid,
+                tenant=ctx.user_id,
+                thread_id=str(episode.get("thread_id") or thread_of(runtime)),
+                # Bounded in the state; the first write of this uid (record's, whole) wins.
+                user_text=stored_user_text(turn),
+                agent_text=agent_text,
+                created_at=datetime.fromisoformat(str(episode["created_at"])),
+                ess=ess,
+            )
         )
-    except InvalidInput as exc:
-        return {"episode": {"stored": False, "reason": str(exc)}}
-    except Exception as exc:
-        log.warning("could not store the episode (%s); this turn is not remembered", exc)
-        return {"episode": {"stored": False, "reason": f"memory store unavailable: {exc}"}}
-    scheduled = False if result.duplicate else services.bookkeeping.submit(ctx.user_id, result.uid)
-    return {
-        "episode": {
-            "stored": True,
-            "uid": result.uid,
-            "duplicate": result.duplicate,
-            "scheduled": scheduled,
-            "truncated": int(turn.get("chars", 0)) > STORE_CHARS,
-        }
-    }
+    except OutboxError as exc:
+        log.error("the reply of %s is not remembered (%s)", uid, exc)
+        return {"episode": episode | {"scheduled": False, "reply_stored": False}}
+    return {"episode": episode | {"scheduled": False, "reply_stored": "outbox"}}

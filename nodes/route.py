@@ -198,14 +198,14 @@ async def assess_turn(
         model=model,
         max_tokens=768,
     )
-    return value.model_copy(update={"evidence": consistent(value.evidence)})
+    return value.model_copy(update={"evidence": consistent(value.evidence, text)})
 
 
 async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Classify the turn, set the retrieval parameters and score the message's evidence."""
     ctx = context_of(runtime.context)
     messages = state.get("messages", [])
-    turn = read_turn(messages)
+    turn = state.get("turn") or read_turn(messages)  # `record` read it before bounding it
     usage = Usage()
     text = "" if turn["empty"] else prompt_text(turn)
     recent = [f"{m.type}: {bounded(content_text(m.content)[0], 300)}" for m in messages[-5:-1]]

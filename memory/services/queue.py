@@ -2,8 +2,8 @@
 
 `remember` writes an episode as `pending` and submits it here; the reply never waits. When the
 queue is full the episode stays `pending`, and so does one in the queue when the process dies:
-the sweep (once when the queue starts, then every `SWEEP_INTERVAL_S`) finishes every episode not
-yet `processed`.
+the sweep (once when the queue starts, then every `SWEEP_INTERVAL_S`) first drains the outbox
+(turns the graph store could not take), then finishes every episode not yet `processed`.
 
 The queue runs whatever *pipeline* it is given: the bookkeeping graph of `graph.bookkeeping`,
 which registers itself as the process default with `register_pipeline` when it is imported (the
@@ -19,7 +19,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory.episodes import SweepReport, sweep
+from memory import quarantine
+from memory.episodes import SweepReport, drain_outbox, sweep
 from memory.schema import Episode
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ class BookkeepingQueue:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._busy: set[str] = set()
         self._swept = asyncio.Event()
+        self._draining: asyncio.Task[None] | None = None
 
     def _ensure_started(self) -> asyncio.Queue[tuple[str, str]]:
         loop = asyncio.get_running_loop()
@@ -121,13 +123,23 @@ class BookkeepingQueue:
 
     async def _run(self, tenant: str, uid: str) -> None:
         assert self.pipeline is not None
+        graph = self.services.graph
         try:
             await self.pipeline(self.services, tenant, uid)
             self.stats.processed += 1
         except Exception as exc:
             self.stats.failed += 1
-            self.stats.errors = [*self.stats.errors[-9:], f"{uid}: {exc}"]
-            log.warning("bookkeeping of %s failed (%s); the sweep will retry it", uid, exc)
+            error = f"{type(exc).__name__}: {exc}"
+            self.stats.errors = [*self.stats.errors[-9:], f"{uid}: {error}"]
+            log.warning("bookkeeping of %s failed (%s); the sweep will retry it", uid, error)
+            with contextlib.suppress(Exception):  # the store may be what failed
+                await quarantine.record_failure(
+                    graph, tenant, uid, error, self.services.settings.max_attempts
+                )
+            return
+        with contextlib.suppress(Exception):
+            if uid in await quarantine.failures(graph, tenant):
+                await quarantine.clear(graph, tenant, uid)
 
     async def _worker(self) -> None:
         assert self._queue is not None
@@ -161,8 +173,23 @@ class BookkeepingQueue:
             log.info("sweep: %d episodes finished, %d failed", len(report.done), len(report.failed))
         return report
 
+    def drain_outbox_soon(self) -> None:
+        """File the outbox's waiting turns in the background (the store just took a write)."""
+        if self._draining is not None and not self._draining.done():
+            return
+        self._ensure_started()
+        loop = asyncio.get_running_loop()
+        self._draining = loop.create_task(self._drain_outbox(), name="mneme-outbox")
+
+    async def _drain_outbox(self) -> None:
+        try:
+            await drain_outbox(self.services)
+        except Exception as exc:
+            log.warning("outbox drain failed (%s); the next sweep retries it", exc)
+
     async def _sweeper(self) -> None:
         while True:
+            await self._drain_outbox()  # turns the store could not take, first and in order
             try:
                 await self.sweep_once()
             except Exception as exc:
@@ -180,11 +207,16 @@ class BookkeepingQueue:
         if self._queue is None or self._loop is not asyncio.get_running_loop():
             return
         await self._swept.wait()
+        if self._draining is not None:
+            await self._draining
         await self._queue.join()
 
     async def close(self) -> None:
         """Stop the workers; queued episodes stay pending for the next sweep."""
         tasks, self._tasks = self._tasks, []
+        if self._draining is not None:
+            tasks.append(self._draining)
+            self._draining = None
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -106,8 +106,8 @@ async def test_empty_texts(graph: GraphStore) -> None:
     got = await graph.get_episode("t1", "empty")
     assert got is not None
     assert (got.user_text, got.agent_text, got.content) == ("", "", "User: ")
-    again = await graph.create_episode(new_episode("t1", "   ", 1, agent_text=""))
-    assert again == CreateResult(uid="empty", duplicate=True)
+    again = await graph.create_episode(new_episode("t1", "   ", 1, uid="blank", agent_text=""))
+    assert again == CreateResult(uid="blank", duplicate=False)
     assert await graph.add_snapshot("t1", "", at(0)) == (await graph.snapshot_history("t1"))[0]
 
 
@@ -121,10 +121,12 @@ async def test_a_one_megabyte_message(graph: GraphStore) -> None:
     assert got is not None
     assert got.user_text == big
     assert len(got.content) == len("User: \nAgent: noted") + 1_000_000
-    # Dedup hashes the first 500 normalised characters: a tail-only change is the same turn.
+    # The hash covers the whole text: a tail-only change is another text.
     tail_changed = big[:-10] + "0000000000"
-    result = await graph.create_episode(new_episode("t1", tail_changed, 1))
-    assert result == CreateResult(uid="big", duplicate=True)
+    result = await graph.create_episode(new_episode("t1", tail_changed, 1, uid="big-2"))
+    assert result == CreateResult(uid="big-2", duplicate=False)
+    other = await graph.get_episode("t1", "big-2")
+    assert other is not None and other.content_hash != got.content_hash
 
 
 async def test_lone_surrogates_and_control_characters(graph: GraphStore) -> None:

@@ -112,9 +112,19 @@ def test_threads_runs_state_and_bookkeeping(server: str, tmp_path: Path) -> None
         )
         nodes = [next(iter(data)) for event, data in events if event == "updates"]
         # the evidence gate and the sponge run beside retrieval; remember joins both branches
-        assert nodes[0] == "route" and nodes[-1] == "remember"
+        # the user's side is durable before anything else runs
+        assert nodes[:2] == ["record", "route"] and nodes[-1] == "remember"
         assert sorted(nodes) == sorted(
-            ["route", "retrieve", "rerank", "respond", "ess_gate", "sponge_update", "remember"]
+            [
+                "record",
+                "route",
+                "retrieve",
+                "rerank",
+                "respond",
+                "ess_gate",
+                "sponge_update",
+                "remember",
+            ]
         )
         assert nodes.index("retrieve") < nodes.index("rerank") < nodes.index("respond")
         assert nodes.index("ess_gate") < nodes.index("sponge_update")
@@ -145,18 +155,18 @@ def test_threads_runs_state_and_bookkeeping(server: str, tmp_path: Path) -> None
         assert again["status"] == "processed"
 
 
-def test_bad_input_gets_clear_answers(server: str) -> None:
+def test_bad_input_gets_clear_answers(server: str, tmp_path: Path) -> None:
     with httpx.Client(base_url=server, timeout=300) as client:
-        bad_user = client.post(
-            "/runs/wait",
-            json={
-                "assistant_id": "agent",
-                "input": {"messages": [{"role": "user", "content": "hi"}]},
-                "context": {"user_id": "   "},
-            },
-        ).json()
-        assert bad_user["__error__"]["error"] == "ContextError"
-        assert "user_id" in bad_user["__error__"]["message"]
+        hello = {
+            "assistant_id": "agent",
+            "input": {"messages": [{"role": "user", "content": "hi"}]},
+        }
+        bad_user = client.post("/runs/wait", json=hello | {"context": {"user_id": "   "}})
+        assert bad_user.status_code == 422 and "user_id" in bad_user.json()["detail"]
+
+        no_context = client.post("/runs/wait", json=hello)
+        assert no_context.status_code == 422  # no shared `default` tenant
+        assert "user_id is required" in no_context.json()["detail"]
 
         empty = client.post(
             "/runs/wait",
@@ -168,25 +178,34 @@ def test_bad_input_gets_clear_answers(server: str) -> None:
         ).json()
         assert "empty" in empty["messages"][-1]["content"]
 
-        no_context = client.post(
-            "/runs/wait",
-            json={
-                "assistant_id": "agent",
-                "input": {"messages": [{"role": "user", "content": "hello"}]},
-            },
-        ).json()
-        assert no_context["messages"][-1]["content"]
-
+        text = "z" * 200_000
         huge = client.post(
             "/runs/wait",
             json={
                 "assistant_id": "agent",
-                "input": {"messages": [{"role": "user", "content": "z" * 200_000}]},
+                "input": {"messages": [{"role": "user", "content": text}]},
                 "context": {"user_id": "e2e-user"},
             },
         ).json()
         assert "200,000 characters" in huge["messages"][-1]["content"]
-        assert huge["episode"]["truncated"]
+        assert huge["episode"]["outcome"] == "stored"
+        assert len(huge["messages"][0]["content"]) < 9000  # the thread keeps a bounded copy
+        db = tmp_path / "data" / "graph.sqlite3"
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
+            row = conn.execute(
+                "SELECT user_text FROM episodes WHERE uid = ?", (huge["episode"]["uid"],)
+            ).fetchone()
+        assert row[0] == text  # stored verbatim
+
+        too_big = client.post(
+            "/runs/wait",
+            json={
+                "assistant_id": "agent",
+                "input": {"messages": [{"role": "user", "content": "z" * 300_000}]},
+                "context": {"user_id": "e2e-user"},
+            },
+        )
+        assert too_big.status_code == 413
 
         missing = client.post(
             "/runs/wait",

@@ -13,7 +13,7 @@ from memory.episodes import (
     remember,
     sweep,
 )
-from memory.schema import EpisodeStatus
+from memory.schema import EpisodeStatus, episode_uid
 from memory.services import Services
 from memory.sparse import encode_query
 
@@ -56,13 +56,16 @@ async def test_remember_is_pending_then_index_makes_it_findable(services: Servic
     assert await _search(services, "someone-else", "where does Grace live now?") == []
 
 
-async def test_duplicate_content_returns_existing_uid(services: Services) -> None:
+async def test_identity_is_the_source_not_the_content(services: Services) -> None:
     a = await remember(services, tenant="ada", thread_id="t1", user_text="I love  Tea.", at=T0)
     b = await remember(services, tenant="ada", thread_id="t2", user_text="i love tea.", at=T0)
     c = await remember(services, tenant="bob", thread_id="t1", user_text="I love  Tea.", at=T0)
-    assert b.uid == a.uid and b.duplicate
-    assert c.uid != a.uid and not c.duplicate
-    assert await services.graph.count_episodes("ada") == 1
+    uid = episode_uid("ada", "t1", "msg:1")
+    first = await remember(services, tenant="ada", thread_id="t1", user_text="Hi.", uid=uid)
+    retry = await remember(services, tenant="ada", thread_id="t1", user_text="Hi.", uid=uid)
+    assert len({a.uid, b.uid, c.uid}) == 3 and not b.duplicate and not c.duplicate
+    assert first.uid == retry.uid == uid and retry.duplicate and not first.duplicate
+    assert await services.graph.count_episodes("ada") == 3
 
 
 async def test_reindexing_twice_leaves_the_stores_identical(services: Services) -> None:

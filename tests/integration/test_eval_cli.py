@@ -144,11 +144,13 @@ async def test_run_eval_finds_the_evidence(data: Path, tmp_path: Path, embedder:
     assert {"t4", "t5"} <= set(ranked["q2"][:5])
     assert ranked["q3"][0] == "t6"
     assert "u1" in ranked["q4"][:3] and "u2" in ranked["q4"][:3]  # one episode, both turns
-    # every turn id appears once; duplicates (t7, t8) share an episode and both are ranked
+    # every turn id appears once; the same words said twice (t7, t8) are two episodes
     assert all(len(r) == len(set(r)) == 10 for r in ranked.values())
     summary = result.summary
     assert summary["ingest"]["turns"] == 10
-    assert summary["ingest"]["duplicates"] == 1
+    assert summary["ingest"]["duplicates"] == 0
+    assert summary["ingest"]["failed_episodes"] == 0
+    assert summary["ingest"]["failed_conversations"] == []
     assert summary["metrics"]["overall"]["n"] == 4
     assert summary["metrics"]["overall_no_adversarial"]["n"] == 3
     assert summary["metrics"]["single-hop"]["R@5"] == 1.0

@@ -75,12 +75,21 @@ async def test_scripted_turn_counts_calls_and_resets_per_turn(agent_services, fa
     assert None in model.tools_called()
 
 
-async def test_missing_context_uses_the_default_user(agent_services, offline) -> None:
+async def test_missing_context_is_an_error_not_a_shared_default(agent_services, offline) -> None:
     app = builder.compile(checkpointer=InMemorySaver())
-    out = await app.ainvoke({"messages": [{"role": "user", "content": "hello"}]}, config("t"))
-    assert "What's on your mind?" in out["messages"][-1].content
-    episode = await agent_services.graph.get_episode("default", out["episode"]["uid"])
-    assert episode is not None
+    with pytest.raises(ContextError, match="no context"):
+        await app.ainvoke({"messages": [{"role": "user", "content": "hello"}]}, config("t"))
+    for typo in ({"userId": "carol"}, {"user": "carol"}):
+        # LangGraph builds the Context itself in-process (the server's auth handler turns the
+        # same mistake into a 422 naming the field, tests/e2e/test_auth.py).
+        with pytest.raises(TypeError, match="unexpected keyword argument"):
+            await app.ainvoke(
+                {"messages": [{"role": "user", "content": "my PIN is 1111"}]},
+                config("t2"),
+                context=typo,
+            )
+    assert await agent_services.graph.count_episodes("default") == 0
+    assert await agent_services.graph.list_tenants() == []
 
 
 @pytest.mark.parametrize("user_id", ["", "   ", "a\x00b", "x" * 500])
@@ -91,7 +100,21 @@ def test_bad_user_id_is_a_clear_error(user_id: str) -> None:
 
 def test_bad_timezone_is_a_clear_error() -> None:
     with pytest.raises(ContextError, match="IANA timezone"):
-        Context(timezone="Mars/Olympus")
+        Context(user_id="ada", timezone="Mars/Olympus")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("n_results", "x"),
+        ("max_reply_tokens", "many"),
+        ("rerank_simple", "yes"),
+        ("n_results", True),
+    ],
+)
+def test_a_mistyped_context_field_is_named(field: str, value: object) -> None:
+    with pytest.raises(ContextError, match=f"context.{field} must be"):
+        Context(user_id="ada", **{field: value})
 
 
 async def test_empty_message_end_to_end(agent_services, offline) -> None:

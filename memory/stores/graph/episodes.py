@@ -20,6 +20,7 @@ from memory.schema import (
     Neighbour,
     NewEpisode,
     as_utc,
+    clean_text,
     content_hash,
     episode_content,
 )
@@ -28,7 +29,7 @@ from memory.stores.graph.inputs import clean_record, count, distinct
 
 @dataclass(frozen=True, slots=True)
 class CreateResult:
-    """Outcome of `create_episode`: the uid and whether an episode with that content existed."""
+    """Outcome of `create_episode`: the uid and whether that episode existed (a retried write)."""
 
     uid: str
     duplicate: bool
@@ -59,14 +60,29 @@ class EpisodeStore(ABC):
         """Persist an episode in one transaction and link it into the tenant's TEMPORAL_NEXT chain.
 
         The chain is ordered by (created_at, uid): an episode older than the tail is inserted in
-        its place. When the tenant already has an episode with the same content hash, nothing is
-        written and the existing uid is returned with `duplicate=True`.
+        its place. An episode's identity is its uid: when the tenant already has that uid (a
+        retried write), nothing is written and `duplicate=True`; the same content under another
+        uid is another episode. A uid taken by another tenant raises `StoreError`.
         """
         return await self._insert_episode(episode_record(episode))
 
     @abstractmethod
     async def _insert_episode(self, episode: Episode) -> CreateResult:
-        """Insert the episode and splice it into the chain, unless its content hash exists."""
+        """Insert the episode and splice it into the chain, unless its uid exists."""
+
+    async def attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
+        """Set the agent's side of a turn recorded before the reply; True if the episode exists.
+
+        Content and content hash follow. An episode already past `pending` goes back to `stored`
+        (bookkeeping runs again over the whole turn and prunes the vectors of the first pass);
+        a `pending` one stays `pending`. Writing the same reply again changes nothing.
+        """
+        return await self._attach_reply(tenant, uid, clean_text(agent_text))
+
+    @abstractmethod
+    async def _attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
+        """In one transaction: unless agent_text is already this, set it with content
+        (`episode_content`) and content_hash, and move a status past `pending` to `stored`."""
 
     @abstractmethod
     async def get_episode(self, tenant: str, uid: str) -> Episode | None:

@@ -49,3 +49,4 @@ class Neo4jGraphStore(
         *tenant_state.SCHEMA,
         *snapshots.SCHEMA,
     )
+    migrations = episodes.MIGRATIONS

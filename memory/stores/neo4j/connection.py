@@ -116,6 +116,8 @@ class Neo4jConnection:
 
     schema: ClassVar[tuple[str, ...]] = SCHEMA
     """Every constraint and index; the composite store sets it from the kind modules."""
+    migrations: ClassVar[dict[int, tuple[str, ...]]] = {}
+    """Version n -> n+1 statements, run by `setup` before the schema."""
 
     def __init__(
         self,
@@ -289,7 +291,13 @@ class Neo4jConnection:
     # ---- lifecycle
 
     async def setup(self) -> None:
-        """Create constraints, indexes and the schema-version node; idempotent, race-safe."""
+        """Migrate an older schema, create constraints, indexes and the schema-version node;
+        idempotent, race-safe."""
+        before = await self.schema_version()
+        if before is not None and before < SCHEMA_VERSION:
+            for version in range(before, SCHEMA_VERSION):
+                for statement in self.migrations.get(version, ()):
+                    await self._query(statement, {}, write=True, lazy_setup=False)
         existing = await self._schema_names()
         missing = [q for q in self.schema if _schema_name(q) not in existing]
         for statement in missing:

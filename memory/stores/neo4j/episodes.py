@@ -12,7 +12,7 @@ from typing import Any
 from neo4j import AsyncTransaction
 from neo4j.exceptions import ConstraintError
 
-from memory.schema import ESS, Episode, EpisodeStatus, Neighbour
+from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
 from memory.stores.errors import uid_taken
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.neo4j.connection import (
@@ -26,20 +26,20 @@ from memory.stores.neo4j.props import dt, field_props, from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
     "CREATE CONSTRAINT episode_uid IF NOT EXISTS FOR (n:Episode) REQUIRE n.uid IS UNIQUE",
-    "CREATE CONSTRAINT episode_hash IF NOT EXISTS FOR (n:Episode) "
-    "REQUIRE (n.tenant, n.content_hash) IS UNIQUE",
     "CREATE INDEX episode_tenant_time IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.created_at)",
     "CREATE INDEX episode_tenant_status IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.status)",
     "CREATE INDEX episode_status IF NOT EXISTS FOR (n:Episode) ON (n.status)",
 )
 
-_FIND_BY_HASH = """
-MATCH (d:Episode {tenant: $tenant, content_hash: $hash})
-RETURN d.uid AS uid
-"""
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: ("DROP CONSTRAINT episode_hash IF EXISTS",),
+}
+"""Schema n -> n+1 statements: 1 -> 2 drops the (tenant, content_hash) uniqueness."""
 
-# One statement, so one round trip: take the tenant lock, look for the content hash, and only
-# when it is new create the episode and splice it into the chain between its predecessor (the
+_FIND_TENANT = "MATCH (d:Episode {uid: $uid}) RETURN d.tenant AS tenant"
+
+# One statement, so one round trip: take the tenant lock, look for the uid, and only when it is
+# new create the episode and splice it into the chain between its predecessor (the
 # greatest (created_at, uid) below it) and its successor (the smallest above it). Each neighbour
 # is the nearer of two candidates, same instant or earlier/later instant; both lookups walk the
 # (tenant, created_at) index in order (ORDER BY starts with p.tenant for that), so an insert
@@ -48,7 +48,7 @@ _CREATE_EPISODE = (
     LOCK_TENANT
     + """
 WITH t
-OPTIONAL MATCH (d:Episode {tenant: $tenant, content_hash: $hash})
+OPTIONAL MATCH (d:Episode {uid: $uid})
 CALL (d) {
     UNWIND CASE WHEN d IS NULL THEN [1] ELSE [] END AS _new
     CALL () {
@@ -78,9 +78,21 @@ CALL (d) {
     FOREACH (_ IN CASE WHEN p IS NULL THEN [] ELSE [1] END | CREATE (p)-[:TEMPORAL_NEXT]->(e))
     FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | CREATE (e)-[:TEMPORAL_NEXT]->(s))
 }
-RETURN d.uid AS existing
+RETURN d.tenant AS existing
 """
 )
+
+_READ_SIDES = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+RETURN e.user_text AS user_text, e.agent_text AS agent_text
+"""
+
+# The reply of a recorded turn; a status past pending goes back to stored.
+_ATTACH_REPLY = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+SET e.agent_text = $agent_text, e.content = $content, e.content_hash = $hash,
+    e.status = CASE WHEN e.status = 'pending' THEN 'pending' ELSE 'stored' END
+"""
 
 _DELETE_EPISODE = """
 MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
@@ -179,23 +191,44 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
     """The episode part of `Neo4jGraphStore`."""
 
     async def _insert_episode(self, episode: Episode) -> CreateResult:
-        key = {"tenant": episode.tenant, "hash": episode.content_hash}
         props = to_props(episode)
-        params = key | {"uid": episode.uid, "created_at": props["created_at"], "props": props}
+        params = {
+            "tenant": episode.tenant,
+            "uid": episode.uid,
+            "created_at": props["created_at"],
+            "props": props,
+        }
         try:
             rows = await self._write(_CREATE_EPISODE, **params)
         except ConstraintError:
-            # Only the uid can clash under the tenant lock, but a writer that bypassed the lock
-            # could have stored the same content first: then it is a duplicate after all.
-            found = await self._read(_FIND_BY_HASH, **key)
-            if found:
-                return CreateResult(uid=found[0]["uid"], duplicate=True)
+            # The uid was created by another tenant's writer (it holds another lock) meanwhile.
+            found = await self._read(_FIND_TENANT, uid=episode.uid)
+            if found and found[0]["tenant"] == episode.tenant:
+                return CreateResult(uid=episode.uid, duplicate=True)
             raise uid_taken("episode", episode.uid) from None
-        # A duplicate wrote nothing but the tenant's lock counter.
+        # An existing uid wrote nothing but the tenant's lock counter.
         existing = rows[0]["existing"]
-        if existing is not None:
-            return CreateResult(uid=existing, duplicate=True)
-        return CreateResult(uid=episode.uid, duplicate=False)
+        if existing is None:
+            return CreateResult(uid=episode.uid, duplicate=False)
+        if existing != episode.tenant:
+            raise uid_taken("episode", episode.uid)
+        return CreateResult(uid=episode.uid, duplicate=True)
+
+    async def _attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
+        async def work(tx: AsyncTransaction) -> bool:
+            rows = await tx_rows(tx, _READ_SIDES, {"tenant": tenant, "uid": uid})
+            if not rows:
+                return False
+            if rows[0]["agent_text"] == agent_text:
+                return True
+            content = episode_content(str(rows[0]["user_text"]), agent_text)
+            params = {"content": content, "hash": content_hash(content)}
+            await tx_run(
+                tx, _ATTACH_REPLY, {"tenant": tenant, "uid": uid, "agent_text": agent_text} | params
+            )
+            return True
+
+        return await self._tx(work)
 
     async def get_episode(self, tenant: str, uid: str) -> Episode | None:
         """The episode with this uid, or None."""

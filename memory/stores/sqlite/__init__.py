@@ -47,3 +47,4 @@ class SqliteGraphStore(
         *tenant_state.DDL,
         *snapshots.DDL,
     )
+    migrations = {1: episodes.migrate_v1}

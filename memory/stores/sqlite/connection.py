@@ -103,6 +103,8 @@ class SqliteConnection:
 
     ddl: ClassVar[tuple[str, ...]] = DDL
     """Every table and index, in order; the composite store sets it from the kind modules."""
+    migrations: ClassVar[dict[int, Callable[[Conn], None]]] = {}
+    """Version n -> n+1 steps, run with foreign keys off inside the setup transaction."""
 
     # Why stdlib sqlite3 on one worker thread rather than aiosqlite: each operation (a whole
     # transaction) is one call on the thread that owns the connection, so no other coroutine can
@@ -198,7 +200,17 @@ class SqliteConnection:
         return StoreUnavailable(_cannot_open(self.path, exc))
 
     def _apply_schema(self, conn: Conn) -> None:
-        """Apply the DDL and record its version in one transaction; refuse a newer file."""
+        """Apply the DDL (migrating an older file first) and record its version in one
+        transaction; refuse a newer file."""
+        # A migration rebuilds tables; foreign keys must be off for that, and the pragma cannot
+        # change inside a transaction, so it is turned off around the whole setup.
+        conn.execute("PRAGMA foreign_keys = OFF")
+        try:
+            self._apply_schema_tx(conn)
+        finally:
+            conn.execute("PRAGMA foreign_keys = ON")
+
+    def _apply_schema_tx(self, conn: Conn) -> None:
         with immediate(conn):
             found = _schema_version(conn)
             if found is not None and found > SCHEMA_VERSION:
@@ -207,7 +219,15 @@ class SqliteConnection:
                     f"this mneme's {SCHEMA_VERSION}; upgrade mneme, or set MNEME_SQLITE_PATH to "
                     "another file"
                 )
-            # Older versions: migrations go here when version 2 exists; version 1 is the first.
+            for version in range(found or SCHEMA_VERSION, SCHEMA_VERSION):
+                self.migrations[version](conn)
+            if found is not None and found < SCHEMA_VERSION:
+                broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise SchemaMismatch(
+                        f"migrating {self.path} from schema {found} left {len(broken)} dangling "
+                        "references; the file is unchanged (restore it or start a new one)"
+                    )
             for statement in self.ddl:
                 conn.execute(statement)
             conn.execute(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from memory.schema import ESS, Episode, EpisodeStatus, Neighbour
+from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
 from memory.stores.errors import uid_taken
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
@@ -31,8 +31,7 @@ DDL: tuple[str, ...] = (
         archived INTEGER NOT NULL DEFAULT 0,
         utility_score REAL NOT NULL DEFAULT 0,
         salience REAL NOT NULL DEFAULT 0.5,
-        content_hash TEXT NOT NULL,
-        UNIQUE (tenant, content_hash)
+        content_hash TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_time ON episodes (tenant, created_at, uid)",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_status ON episodes (tenant, status)",
@@ -83,15 +82,14 @@ ORDER BY n.off
 
 
 def _create(conn: Conn, ep: Episode) -> CreateResult:
-    """Insert an episode and splice it into its tenant's chain, unless it is a duplicate."""
+    """Insert an episode and splice it into its tenant's chain, unless its uid exists."""
     key = {"tenant": ep.tenant, "created_at": ts(ep.created_at), "uid": ep.uid}
     with immediate(conn):
-        row = conn.execute(
-            "SELECT uid FROM episodes WHERE tenant = ? AND content_hash = ?",
-            (ep.tenant, ep.content_hash),
-        ).fetchone()
+        row = conn.execute("SELECT tenant FROM episodes WHERE uid = ?", (ep.uid,)).fetchone()
         if row is not None:
-            return CreateResult(uid=row[0], duplicate=True)
+            if row[0] != ep.tenant:
+                raise uid_taken("episode", ep.uid)
+            return CreateResult(uid=ep.uid, duplicate=True)
         # The chain is ordered by (created_at, uid): splice between the greatest smaller key and
         # the smallest greater key (usually: append after the tail).
         pred = conn.execute(
@@ -115,6 +113,40 @@ def _create(conn: Conn, ep: Episode) -> CreateResult:
         if succ is not None:
             conn.execute(_LINK, (ep.tenant, ep.uid, succ[0]))
     return CreateResult(uid=ep.uid, duplicate=False)
+
+
+def _attach(conn: Conn, tenant: str, uid: str, agent_text: str) -> bool:
+    """Set the reply of a recorded turn; a status past pending goes back to stored."""
+    with immediate(conn):
+        row = conn.execute(
+            "SELECT user_text, agent_text FROM episodes WHERE uid = ? AND tenant = ?", (uid, tenant)
+        ).fetchone()
+        if row is None:
+            return False
+        if row[1] == agent_text:
+            return True
+        content = episode_content(row[0], agent_text)
+        conn.execute(
+            "UPDATE episodes SET agent_text = ?, content = ?, content_hash = ?, status = "
+            "CASE WHEN status = 'pending' THEN 'pending' ELSE 'stored' END "
+            "WHERE uid = ? AND tenant = ?",
+            (agent_text, content, content_hash(content), uid, tenant),
+        )
+    return True
+
+
+def migrate_v1(conn: Conn) -> None:
+    """Schema 1 -> 2: rebuild `episodes` without the (tenant, content_hash) uniqueness.
+
+    SQLite cannot drop a constraint, so the table is copied (the 12-step ALTER TABLE recipe);
+    the caller has turned foreign keys off and holds the write transaction.
+    """
+    conn.execute(DDL[0].replace("IF NOT EXISTS episodes", "episodes_v2"))
+    conn.execute("INSERT INTO episodes_v2 SELECT * FROM episodes")
+    conn.execute("DROP TABLE episodes")
+    conn.execute("ALTER TABLE episodes_v2 RENAME TO episodes")
+    for statement in DDL[1:4]:
+        conn.execute(statement)
 
 
 def _delete(conn: Conn, tenant: str, uid: str) -> bool:
@@ -142,6 +174,9 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
 
     async def _insert_episode(self, episode: Episode) -> CreateResult:
         return await self._run(_create, episode)
+
+    async def _attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
+        return await self._run(_attach, tenant, uid, agent_text)
 
     async def get_episode(self, tenant: str, uid: str) -> Episode | None:
         """The episode with this uid, or None."""

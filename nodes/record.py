@@ -1,0 +1,149 @@
+"""record: make the user's side of the turn durable before anything else, and say how.
+
+The first node of a turn. The user's message is written verbatim as a `pending` episode whose
+uid is its source (tenant, thread, message id), so a retried run writes nothing twice. If the
+graph store cannot take it (down, locked, read-only, or failed in the last
+`MNEME_STORE_RETRY_S` seconds), the turn goes to the process's durable outbox and memory is
+*degraded*; if even the outbox fails, the turn is *not remembered*. `respond` tells the user
+which, and `remember` completes the episode with the reply after it.
+
+A message over `MNEME_MAX_MESSAGE_BYTES` is refused unwritten. The thread state keeps a bounded
+copy of the message (the episode keeps it whole), so a huge paste is not carried into every
+later run of the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from graph.context import Context, context_of
+from graph.state import AgentState
+from memory.episodes import InvalidInput, outbox_record, remember
+from memory.outbox import OutboxError, write_path
+from memory.schema import episode_uid, utcnow
+from memory.services import Services, get_services
+from memory.settings import Settings, get_settings
+from nodes.content import THREAD_CHARS, bounded, last_human, read_turn, stored_user_text
+
+log = logging.getLogger("mneme.nodes.record")
+
+NO_THREAD = "no-thread"
+"""Thread id recorded for runs without a thread (stateless runs)."""
+
+STORED, OUTBOX, NOT_REMEMBERED, REFUSED, EMPTY = (
+    "stored",
+    "outbox",
+    "not_remembered",
+    "refused",
+    "empty",
+)
+
+
+def thread_of(runtime: Runtime[Context]) -> str:
+    """The run's thread id, or `NO_THREAD`."""
+    from langgraph.config import get_config
+
+    info = runtime.execution_info
+    if info is not None and info.thread_id:
+        return str(info.thread_id)
+    try:
+        configurable = get_config().get("configurable", {})
+    except RuntimeError:
+        return NO_THREAD
+    return str(configurable.get("thread_id") or NO_THREAD)
+
+
+def source_of(turn: dict[str, Any], messages: list[Any]) -> str:
+    """The message's identity in its thread: its id, else its position."""
+    if turn.get("message_id"):
+        return f"msg:{turn['message_id']}"
+    return f"pos:{sum(1 for m in messages if getattr(m, 'type', '') == 'human')}"
+
+
+def bounded_copy(messages: list[Any], turn: dict[str, Any]) -> list[HumanMessage]:
+    """The user's message as `turn` holds it, bounded, for the thread state (same id, so it
+    replaces the original); nothing when it is short."""
+    message = last_human(messages)
+    if message is None or int(turn.get("chars", 0)) <= THREAD_CHARS or not message.id:
+        return []
+    return [HumanMessage(content=str(turn["text"]), id=message.id)]
+
+
+async def services_or_settings() -> tuple[Services | None, Settings, str | None]:
+    """The process services and their settings; when they cannot open, the process settings
+    (the outbox still works) and why."""
+    try:
+        services = await get_services()
+    except Exception as exc:
+        log.warning("the stores cannot be opened (%s)", exc)
+        return None, get_settings(), f"{type(exc).__name__}: {exc}"
+    return services, services.settings, None
+
+
+async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the user's message durably (graph store, else outbox) and say which."""
+    ctx = context_of(runtime.context)
+    messages = state.get("messages") or []
+    full = read_turn(messages)
+    turn = {**full, "text": bounded(str(full["text"]), THREAD_CHARS)}  # the state's copy
+    episode: dict[str, Any]
+    if turn["empty"]:
+        episode = {"stored": False, "outcome": EMPTY, "reason": "empty message"}
+        return {"turn": turn, "episode": episode}
+    services, settings, error = await services_or_settings()
+    size = len(str(full["text"]).encode("utf-8", "surrogatepass"))
+    if size > settings.max_message_bytes:
+        reason = (
+            f"the message is {size:,} bytes; at most {settings.max_message_bytes:,} can be "
+            "remembered (MNEME_MAX_MESSAGE_BYTES); split it into several"
+        )
+        episode = {"stored": False, "outcome": REFUSED, "reason": reason}
+        return {"turn": turn, "episode": episode, "messages": bounded_copy(messages, turn)}
+    thread = thread_of(runtime)
+    uid = episode_uid(ctx.user_id, thread, source_of(turn, messages))
+    at = utcnow()
+    user_text = stored_user_text(full)
+    episode = {"uid": uid, "thread_id": thread, "created_at": at.isoformat(), "chars": size}
+    if "\x00" in user_text:  # no store keeps NUL; say so rather than drop it silently
+        episode["removed_nul"] = user_text.count("\x00")
+    outbox, breaker = write_path(settings.resolved_outbox_dir)
+    error = error or breaker.last_error or "the graph store failed moments ago"
+    if services is not None and breaker.allows():
+        try:
+            result = await remember(
+                services, tenant=ctx.user_id, thread_id=thread, user_text=user_text, at=at, uid=uid
+            )
+            breaker.reset()
+            if outbox.files():
+                services.bookkeeping.drain_outbox_soon()
+            episode |= {"stored": True, "outcome": STORED, "duplicate": result.duplicate}
+            return {"turn": turn, "episode": episode, "messages": bounded_copy(messages, turn)}
+        except InvalidInput as exc:
+            episode |= {"stored": False, "outcome": REFUSED, "reason": str(exc)}
+            return {"turn": turn, "episode": episode}
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("graph store did not take the turn (%s); using the outbox", error)
+            breaker.trip(settings.store_retry_s, error)
+    try:
+        outbox.append(
+            outbox_record(
+                uid=uid,
+                tenant=ctx.user_id,
+                thread_id=thread,
+                user_text=user_text,
+                agent_text=None,
+                created_at=at,
+                ess=None,
+            )
+        )
+    except OutboxError as exc:
+        log.error("the outbox failed too (%s); this turn is NOT remembered", exc)
+        episode |= {"stored": False, "outcome": NOT_REMEMBERED, "reason": "memory unavailable"}
+        return {"turn": turn, "episode": episode}
+    episode |= {"stored": True, "outcome": OUTBOX, "reason": "memory store unavailable"}
+    return {"turn": turn, "episode": episode, "messages": bounded_copy(messages, turn)}

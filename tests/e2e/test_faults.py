@@ -1,0 +1,27 @@
+"""Durability under random faults (the CI-sized run of `mneme bench faults`): SIGKILLs of the
+agent process at random points, the graph store and the vector store down for random
+intervals; afterwards 0 acknowledged turns lost, 0 duplicates, 0 orphan vectors, every
+episode processed and `mneme doctor` clean."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bench.faults import audit, drive
+from memory.embeddings import Embedder
+
+pytestmark = pytest.mark.slow
+
+
+async def test_random_faults_lose_no_acknowledged_turn(tmp_path: Path, embedder: Embedder) -> None:
+    report = await asyncio.to_thread(drive, tmp_path, 40, 3, 7, 420.0)
+    report = await audit(tmp_path, report, embedder)
+    log = (tmp_path / "child.log").read_text(errors="replace")[-3000:]
+    assert report.acknowledged + report.told_not_remembered == 40, log
+    assert report.kills >= 1 and report.graph_outages >= 1 and report.via_outbox >= 1, report
+    assert report.lost == [], report
+    assert report.duplicates == 0 and report.orphans == 0 and report.unindexed == 0, report
+    assert report.doctor_ok, report.doctor
