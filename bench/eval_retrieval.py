@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,15 +48,32 @@ __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_mem
 MIN_RANKED = 20
 
 
-def ranked_turns(uids: Sequence[str], ingested: Ingested, minimum: int = MIN_RANKED) -> list[str]:
-    """Turn ids of the retrieved episodes, best first; padded (latest turns first) to `minimum`."""
+Ranked = Sequence[tuple[str, float, Mapping[str, float]]]
+"""(episode uid, score, side scores) of retrieved episodes, best first."""
+SIDE_INDEX = {"user": 0, "agent": 1}
+"""Position of each side's turn in a two-turn (user + assistant) episode's turn ids."""
+
+
+def ranked_turns(found: Ranked, ingested: Ingested, minimum: int = MIN_RANKED) -> list[str]:
+    """Turn ids of the retrieved episodes, best first; padded (latest turns first) to `minimum`.
+
+    An episode's turns take its score, except that a user + assistant episode with side scores
+    (`Candidate.sides`) ranks each turn at its side's score; ties keep the retrieval order.
+    """
+    items: list[tuple[float, int, int, str]] = []
+    for rank, (uid, score, sides) in enumerate(found):
+        turns = ingested.turn_ids.get(uid, [])
+        for position, turn in enumerate(turns):
+            side = next((s for s, i in SIDE_INDEX.items() if i == position), None)
+            value = sides.get(side, score) if len(turns) == 2 and side else score
+            items.append((value, rank, position, turn))
+    items.sort(key=lambda x: (-x[0], x[1], x[2]))
     out: list[str] = []
     seen: set[str] = set()
-    for uid in uids:
-        for turn in ingested.turn_ids.get(uid, []):
-            if turn not in seen:
-                seen.add(turn)
-                out.append(turn)
+    for *_, turn in items:
+        if turn not in seen:
+            seen.add(turn)
+            out.append(turn)
     if len(out) < minimum:
         for turn in reversed(ingested.order):
             if len(out) >= minimum:
@@ -106,6 +123,17 @@ async def llm_rerank(
     first = [m["episode_uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
     kept = set(first)
     return first + [c.episode_uid for c in found if c.episode_uid not in kept]
+
+
+def by_rank(uids: Sequence[str], found: Sequence[Any]) -> Ranked:
+    """Episodes in the order of `uids`, scored by rank (1, 1/2, ...) with the sides scaled alike."""
+    sides = {c.episode_uid: (c.score, c.sides) for c in found}
+    out = []
+    for rank, uid in enumerate(uids, start=1):
+        score, side = sides.get(uid, (1.0, {}))
+        factor = (1.0 / rank) / score if score > 0 else 0.0
+        out.append((uid, 1.0 / rank, {k: v * factor for k, v in side.items()}))
+    return out
 
 
 def llm_summary(chat: ChatModels) -> dict[str, Any]:
@@ -270,13 +298,15 @@ async def _run_eval(
                         )
                         latencies.append((time.perf_counter() - start) * 1000.0)
                         uids = [c.episode_uid for c in found]
+                        ranked_in: Ranked = [(c.episode_uid, c.score, c.sides) for c in found]
                         if llm and route is not None:  # the rerank node's order (not timed)
                             uids = await llm_rerank(services, question, found, route, usage)
+                            ranked_in = by_rank(uids, found)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node
                             await services.graph.record_access(
                                 tenant, uids[: recipe.n_results], now
                             )
-                        ranked = ranked_turns(uids, ingested)
+                        ranked = ranked_turns(ranked_in, ingested)
                         rows.append({"id": q["id"], "ranked": ranked})
                         category = str(q.get("category") or "uncategorised")
                         scored.append(Scored(category, question_metrics(ranked, q["evidence"])))
