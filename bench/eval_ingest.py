@@ -48,8 +48,12 @@ WRITE_PATH = (
     "memory.contextual",
     "memory.embeddings",
     "memory.episodes",
+    "memory.fact_rules",
+    "memory.features",
+    "memory.knowledge",
     "memory.outbox",
     "memory.quarantine",
+    "memory.relations",
     "memory.revision",
     "memory.schema",
     "memory.sparse",
@@ -58,6 +62,7 @@ WRITE_PATH = (
     "memory.stores.graph.entities",
     "memory.stores.graph.episodes",
     "memory.stores.graph.facts",
+    "memory.stores.graph.features",
     "memory.stores.graph.fields",
     "memory.stores.graph.inputs",
     "memory.stores.graph.snapshots",
@@ -70,6 +75,7 @@ WRITE_PATH = (
     "memory.stores.sqlite.entities",
     "memory.stores.sqlite.episodes",
     "memory.stores.sqlite.facts",
+    "memory.stores.sqlite.features",
     "memory.stores.sqlite.rows",
     "memory.stores.sqlite.snapshots",
     "memory.stores.sqlite.tenant_state",
@@ -81,7 +87,15 @@ WRITE_PATH = (
     "nodes.directives",
     "nodes.ess_prompt",
     "nodes.extract",
+    "nodes.fact_builders",
+    "nodes.fact_lexicon",
+    "nodes.fact_patterns",
+    "nodes.fact_text",
+    "nodes.fallback",
+    "nodes.features",
     "nodes.keywords",
+    "nodes.knowledge",
+    "nodes.knowledge_prompt",
     "nodes.provenance",
     "nodes.reflection",
     "nodes.route",
@@ -177,12 +191,29 @@ def stored_dir(store: Path, conv: Conversation, key: str) -> Path:
     return store / f"{safe}-{key}"
 
 
+BLOCK = 1 << 20
+
+
+def copy_sparse(src: str, dst: str) -> str:
+    """Copy one file leaving its all-zero blocks as holes: the vector index preallocates its
+    files sparsely, and a plain copy writes the zeros out (a 15 MB ingest became 850 MB)."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        while block := fin.read(BLOCK):
+            if block.count(0) == len(block):
+                fout.seek(len(block), os.SEEK_CUR)
+            else:
+                fout.write(block)
+        fout.truncate()
+    shutil.copystat(src, dst)
+    return dst
+
+
 def save_ingest(work: Path, target: Path, ingested: Ingested) -> None:
     """Copy a finished ingest to `target` atomically: a partial copy never has the final name."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.parent / f".partial-{target.name}-{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(work, partial / "memory")
+    shutil.copytree(work, partial / "memory", copy_function=copy_sparse)
     (partial / "ingested.json").write_text(json.dumps(_ingested_json(ingested)), "utf-8")
     try:
         os.replace(partial, target)
@@ -197,11 +228,15 @@ def load_ingest(stored: Path, work: Path) -> Ingested | None:
         return None
     try:
         ingested = _ingested_from(json.loads(marker.read_text("utf-8")))
-        shutil.copytree(stored / "memory", work)
     except (OSError, ValueError, KeyError, TypeError):
         # Damaged: drop it so that this run's ingest takes its place.
-        shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(stored, ignore_errors=True)
+        return None
+    try:
+        shutil.copytree(stored / "memory", work, copy_function=copy_sparse)
+    except OSError:
+        # The copy failed (a full disk, say), not the ingest: keep it for the next run.
+        shutil.rmtree(work, ignore_errors=True)
         return None
     return ingested
 
@@ -255,7 +290,7 @@ async def ingest(
             agent_text=turn.agent_text,
             at=turn.at,
             ess=assessment.evidence.record() if turn.user_text.strip() else None,
-            uid=episode_uid(tenant, thread, f"turn:{turn.turn_ids[0]}"),
+            uid=episode_uid(tenant, thread, f"turn:{turn.position}"),
         )
         result.turn_ids.setdefault(done.uid, []).extend(turn.turn_ids)
         if done.duplicate:

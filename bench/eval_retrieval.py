@@ -8,13 +8,15 @@ default) the router and extraction are the agent's heuristics; with `--llm` the 
 routes, extracts and reranks (the rerank node's `rank`), and the latency still counts only the
 retrieval.
 
-How a turn becomes an episode is `bench.memeval`. A turn whose content the tenant already holds
-maps to the existing episode (dedup); retrieving that episode ranks all its turns.
+How a turn becomes an episode is `bench.memeval` (shared with `mneme ingest`). A turn whose
+content the tenant already holds maps to the existing episode (dedup); retrieving that
+episode ranks all its turns.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -115,19 +117,22 @@ async def llm_rerank(
     services: Services, question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
-    listwise order), then the rest of the candidates in score order."""
+    listwise order), then the rest of the candidates in score order; a fact stands for the
+    episodes that state it."""
     from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
     result = await rank(question, candidates, route, chat=services.chat, usage=usage)
-    first = [m["episode_uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    first = [m["uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
+    by_uid = {c.uid: c for c in found}
     kept = set(first)
-    return first + [c.episode_uid for c in found if c.episode_uid not in kept]
+    order = first + [c.uid for c in found if c.uid not in kept]
+    return [s for uid in order for s in by_uid[uid].sources]
 
 
 def by_rank(uids: Sequence[str], found: Sequence[Any]) -> Ranked:
     """Episodes in the order of `uids`, scored by rank (1, 1/2, ...) with the sides scaled alike."""
-    sides = {c.episode_uid: (c.score, c.sides) for c in found}
+    sides = {c.episode_uid: (c.score, c.sides) for c in found if c.kind == "episode"}
     out = []
     for rank, uid in enumerate(uids, start=1):
         score, side = sides.get(uid, (1.0, {}))
@@ -297,8 +302,13 @@ async def _run_eval(
                             services, tenant, queries, recipe, now, signal_weights=weights
                         )
                         latencies.append((time.perf_counter() - start) * 1000.0)
-                        uids = [c.episode_uid for c in found]
-                        ranked_in: Ranked = [(c.episode_uid, c.score, c.sides) for c in found]
+                        # A fact stands for the episodes that state it (each at its score).
+                        uids = [s for c in found for s in c.sources]
+                        ranked_in: Ranked = [
+                            (s, c.score, c.sides if c.kind == "episode" else {})
+                            for c in found
+                            for s in c.sources
+                        ]
                         if llm and route is not None:  # the rerank node's order (not timed)
                             uids = await llm_rerank(services, question, found, route, usage)
                             ranked_in = by_rank(uids, found)
@@ -314,6 +324,7 @@ async def _run_eval(
                             progress(f"questions {n}/{len(conversations)}", i, len(conv.questions))
                 finally:
                     await services.close()
+                    shutil.rmtree(work, ignore_errors=True)  # the next conversation's disk
         reference_rows = (
             await reference_metrics(
                 conversations, embedder, store / "references" if store is not None else None

@@ -51,6 +51,8 @@ class Placed:
     session: int
     """Index of its session in the conversation."""
     session_id: str
+    position: int
+    """Index of the episode in its session: with the session, the episode's source (its uid)."""
     turn_ids: list[str]
     user_text: str
     agent_text: str
@@ -152,7 +154,9 @@ def placed(conv: Conversation) -> Iterator[Placed]:
         for n, (ids, user_text, agent_text) in enumerate(episodes_of(session)):
             at = base + n * TURN_SPACING
             if not user_text.strip() and not agent_text.strip():
-                yield Placed(index, str(session.get("id", index + 1)), ids, "", "", at)
+                yield Placed(index, str(session.get("id", index + 1)), n, ids, "", "", at)
                 continue
             clock = at
-            yield Placed(index, str(session.get("id", index + 1)), ids, user_text, agent_text, at)
+            yield Placed(
+                index, str(session.get("id", index + 1)), n, ids, user_text, agent_text, at
+            )

@@ -18,6 +18,8 @@ from pathlib import Path
 from bench.memeval import episodes_of, read_memeval
 from memory.schema import Episode, content_hash, episode_content
 from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
+from nodes.fact_patterns import heuristic_facts
+from nodes.knowledge import said_of
 from nodes.route import heuristic_assessment
 
 
@@ -50,6 +52,7 @@ def check_episode(user_text: str, agent_text: str) -> None:
         raise ValueError("no derivative to index")
     topic_slugs(extraction)
     heuristic_assessment(user_text)
+    heuristic_facts(said_of(episode, []))
 
 
 def bench_poison(paths: list[Path]) -> PoisonReport:

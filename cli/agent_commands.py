@@ -1,4 +1,5 @@
-"""The agent's commands: `mneme chat`, `mneme demo`, `mneme recall`.
+"""The agent's commands: `mneme chat`, `mneme demo` (and the memories table `mneme recall`
+prints).
 
 Each opens the process services once (`cli.common.opened`), runs the agent graph compiled here
 with an in-memory checkpointer, waits for background bookkeeping before exiting, and closes
@@ -273,24 +274,6 @@ async def run_chat(
                 console.print(memories_table(state["memories"], utcnow()))
 
 
-async def run_recall(query: str, user_id: str, recipe_name: str, n: int) -> int:
-    """Search memory directly (no LLM) and print what comes back; return the count."""
-    from memory.recipes import get_recipe, with_overrides
-    from memory.retrieval import retrieve
-    from memory.schema import utcnow
-
-    recipe = with_overrides(get_recipe(recipe_name), n_results=n)
-    async with opened() as services:
-        found = await retrieve(services, user_id, query, recipe, utcnow())
-        found = found[: n + (2 * recipe.neighbours * recipe.neighbour_seeds)]
-        rows = [{**c.as_dict(), "rank": i} for i, c in enumerate(found, start=1)]
-        if rows:
-            console.print(memories_table(rows, utcnow()))
-        else:
-            console.print(f"nothing in {safe(user_id)}'s memory matches {safe(repr(query))}")
-    return len(found)
-
-
 def demo(
     user: str = typer.Option("demo", "--user", help=USER_HELP),
     usage: bool = typer.Option(False, "--usage", help="Show route and LLM calls per answer."),
@@ -313,19 +296,3 @@ def chat(
     except ContextError as exc:
         raise typer.BadParameter(str(exc)) from None
     run(lambda: run_chat(user, thread or f"cli-{uuid.uuid4().hex[:8]}", timezone, memories))
-
-
-def recall(
-    query: str = typer.Argument(..., help="What to look for."),
-    user: str = typer.Option("demo", "--user", "-u", help=USER_HELP),
-    recipe: str = typer.Option("SIMPLE", "--recipe", help="SIMPLE, TEMPORAL or AGGREGATION."),
-    n: int = typer.Option(7, "--n", min=1, max=20, help="How many memories."),
-) -> None:
-    """Search memory directly (no LLM) and show what comes back and from where."""
-    from memory.recipes import get_recipe
-
-    try:
-        get_recipe(recipe)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    run(lambda: run_recall(query, user, recipe, n))

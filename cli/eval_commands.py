@@ -208,7 +208,8 @@ def retrieval(
 ) -> None:
     """Ingest each conversation into a fresh memory, ask its questions, score the rankings; with
     several files (by default the two development benchmarks), side by side."""
-    from bench.eval_retrieval import EvalInputError, run_eval
+    from bench.eval_retrieval import run_eval
+    from bench.memeval import EvalInputError
     from memory.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
     from memory.stores.base import StoreError

@@ -17,6 +17,7 @@ from cli import (
     bench_commands,
     eval_commands,
     keys_commands,
+    knowledge_commands,
     store_commands,
 )
 
@@ -40,7 +41,9 @@ def _root(
 
 app.command()(agent_commands.demo)
 app.command()(agent_commands.chat)
-app.command()(agent_commands.recall)
+app.command()(knowledge_commands.recall)
+app.command()(knowledge_commands.ingest)
+app.command()(knowledge_commands.facts)
 app.command()(belief_commands.beliefs)
 app.command()(belief_commands.snapshot)
 app.command()(store_commands.setup)

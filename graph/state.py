@@ -47,6 +47,9 @@ class AgentState(TypedDict, total=False):
     beliefs: list[dict[str, Any]]
     """The agent's beliefs that bear on a BELIEF_QUERY turn."""
 
+    features: list[dict[str, Any]]
+    """The agent's semantic features related to the turn, when the router asked for them."""
+
     ess: dict[str, Any]
     """Evidence Strength Score of the user's message and whether the gate passed."""
 
@@ -76,6 +79,12 @@ class BookkeepingState(TypedDict, total=False):
     """Chunks, questions, topics and entities (`nodes.extract.Extraction` as a dict)."""
     fallback: bool
     """True when the extraction is the heuristic one."""
+    window: list[str]
+    """Uids of the episodes before this one in its thread that the extraction saw."""
+    known: dict[str, str]
+    """The known facts shown to the model, id in the prompt (`K1`) to fact uid."""
+    facts: dict[str, Any]
+    """What the knowledge stage did: facts stored, cited and superseded."""
     derivatives: int
     """Derivative points indexed."""
     questions: int
@@ -88,5 +97,11 @@ class BookkeepingState(TypedDict, total=False):
     """True when the episode's provenance fired the reflection trigger and reflection ran."""
     notes: list[str]
     """Stages that failed on this episode and what was done instead (empty when none)."""
+    proposed_features: list[dict[str, Any]]
+    """Semantic features the belief assessment proposed (empty unless the ESS passed)."""
+    feature_counters: list[str]
+    """Uids of features the message explicitly refuted."""
+    features: dict[str, Any]
+    """What the features stage did: features created, updated and deleted."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""

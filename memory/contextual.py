@@ -34,6 +34,7 @@ __all__ = [
     "CONTEXT_ROLE",
     "Contextualised",
     "contextualise",
+    "dates_resolved",
     "relative_dates",
     "speaker_label",
     "third_person",
@@ -111,9 +112,14 @@ def third_person(text: str, speaker: str, addressee: str | None = None) -> str:
 
 def relative_dates(text: str, episode: Episode) -> str:
     """Add the absolute date after relative expressions ("yesterday (7 May 2023)")."""
+    return dates_resolved(text, episode.created_at)
+
+
+def dates_resolved(text: str, when: datetime) -> str:
+    """Add the absolute date, seen from `when`, after relative expressions."""
 
     def resolve(match: re.Match[str]) -> str:
-        window = parse_time(match.group(0), as_utc(episode.created_at)).window
+        window = parse_time(match.group(0), as_utc(when)).window
         if window is None:
             return match.group(0)
         return f"{match.group(0)} ({_describe(window.start, window.end)})"

@@ -94,6 +94,38 @@ class Recipe:
     and the other side, context, at this x it (`Candidate.sides`): the user's side answers,
     unless the question asks what the agent said and the agent's reply matched. 1: both sides
     at the turn's score, in order."""
+    # ---- facts (knowledge propositions; `memory.fact_search`)
+    facts: bool = True
+    """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
+    each carrying its source episodes."""
+    max_facts: int = 10
+    fact_similarity_floor: float | None = 0.3
+    """Dense fact hits below this cosine similarity are dropped (None: none are). Facts are
+    short propositions and keep the floor they were measured with; turns have their own
+    (`similarity_floor`)."""
+    """Most facts one retrieval returns (besides instructions and causes)."""
+    successors: bool = True
+    """A superseded fact that matches lends its relevance to its current successor."""
+    current_boost: float = 0.1
+    """Added to a current fact that inherited its relevance from a superseded one it replaced
+    (see `successors`), so that it outranks the stale fact and the turn that stated it."""
+    other_subject_factor: float = 0.7
+    """A question about the user ("where do I live?") scales the turns that matched only
+    through facts about someone else ("my sister lives in Lyon") by this."""
+    subject_boost: float = 0.15
+    """A fact about whom the question is about (the user for "I"/"my", or a person it names)
+    scores (1 + this) x its relevance, as `speaker_boost` does for turns."""
+    stale_factor: float = 0.5
+    """Superseded facts that match, and the episodes that stated only those, are scaled by
+    this, unless the question asks about the past."""
+    history_boost: float = 0.1
+    """Added to superseded facts when the question asks about the past ("before", "old")."""
+    instructions: bool = True
+    """Current standing instructions whose scope the request touches come first."""
+    instruction_boost: float = 0.2
+    """An applicable instruction scores the best other score (at least 1) + this."""
+    cause_weight: float = 0.9
+    """For a "why" question, what led to a matched decision or plan scores this x its score."""
     # ---- rerank and final score
     rerank: bool = True
     """Non-LLM rerank of the top `rerank_depth`: query-term coverage of each candidate's text."""
@@ -144,6 +176,16 @@ PARTS: dict[str, dict[str, object]] = {
     "turns": {"reply_weight": 1.0},
     "smoothing": {"smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
+    "facts": {"facts": False},
+    "subject": {"subject_boost": 0.0, "other_subject_factor": 1.0},
+    "supersession": {
+        "successors": False,
+        "current_boost": 0.0,
+        "stale_factor": 1.0,
+        "history_boost": 0.0,
+    },
+    "instructions": {"instructions": False},
+    "causes": {"cause_weight": 0.0},
 }
 """Parts that `ablate` can turn off, and what turning each off changes."""
 

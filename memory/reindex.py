@@ -6,8 +6,8 @@ Every episode goes through the bookkeeping pipeline again (the one the queue run
 `services.bookkeeping.pipeline`), so the rebuild holds everything the write path indexes (model
 or splitter chunks, prospective questions, contextual derivatives and whatever later stages add),
 not a reduced copy. Every stage is idempotent, so beliefs, topics and entities come out as they
-were; with an LLM configured, extraction asks the model again. Other embedders' collections are
-left alone.
+were; with an LLM configured, extraction asks the model again. Then every fact (superseded ones
+too) and every semantic feature is embedded again. Other embedders' collections are left alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from memory.episodes import Progress, SweepReport
+from memory.features import index_features
+from memory.knowledge import index_facts
 from memory.schema import EpisodeStatus
 from memory.stores.base import StoreError
 
@@ -37,9 +39,10 @@ async def reindex_all(services: Services, *, progress: Progress | None = None) -
     await services.graph.setup()
     await services.vectors.drop_collections(services.embedder.fingerprint)
     await services.vectors.setup(rebuild=True)
+    tenants = await services.graph.list_tenants()
     todo = [
         (tenant, uid)
-        for tenant in await services.graph.list_tenants()
+        for tenant in tenants
         for uid in await services.graph.list_episode_uids(tenant)
     ]
     report = SweepReport()
@@ -53,4 +56,8 @@ async def reindex_all(services: Services, *, progress: Progress | None = None) -
             report.failed[uid] = f"{type(exc).__name__}: {exc}"
         if progress:
             progress(n, len(todo))
+    for tenant in tenants:
+        facts = await services.graph.list_facts(tenant, include_superseded=True)
+        await index_facts(services, tenant, facts)
+        await index_features(services, tenant)
     return report

@@ -10,7 +10,9 @@ hit holds the question's words (`Recipe.dense_gain`); a time window named by the
 what falls inside it; graph proximity and a non-LLM rerank (query-term coverage) adjust it;
 neighbours along TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry
 provenance: the fragments and prospective questions that matched, the score parts, and for a
-user + assistant turn the score of each side (`Candidate.sides`).
+user + assistant turn the score of each side (`Candidate.sides`). Facts (the `knowledge`
+collection) are searched in the same passes and ranked beside the episodes, conflict-aware, by
+`memory.fact_search`; a fact candidate carries its source episodes.
 
 No prompts and no LangGraph here; the LLM rerank is the agent's `rerank` node.
 """
@@ -20,12 +22,21 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memory.associative import Association, associate
+from memory.candidates import Candidate
 from memory.contextual import CONTEXT_ROLE, speaker_label
+from memory.fact_search import (
+    FactHits,
+    FactPool,
+    fact_candidates,
+    fact_terms,
+    gather_facts,
+    subjects_named,
+)
 from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
 from memory.query import addresses_agent
 from memory.ranking import coverage, recency, rrf_lists, smooth
@@ -38,50 +49,7 @@ from memory.timeparse import Resolution, parse_time
 if TYPE_CHECKING:
     from memory.services import Services
 
-Source = Literal["search", "neighbour", "entity"]
-
-
-@dataclass(slots=True)
-class Candidate:
-    """One episode brought back by retrieval. Higher `score` is better."""
-
-    episode_uid: str
-    score: float
-    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
-    credibility terms."""
-    similarity: float | None
-    """Best dense cosine similarity of any of the episode's points (None: not measured)."""
-    created_at: datetime
-    thread_id: str
-    content: str
-    """The episode as stored (user and agent text)."""
-    fragments: list[str] = field(default_factory=list)
-    """Matched exact derivative texts, best first (context derivatives are not shown)."""
-    questions: list[str] = field(default_factory=list)
-    """Prospective questions that matched, best first."""
-    source: Source = "search"
-    neighbour_of: str | None = None
-    offset: int = 0
-    """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
-    signals: dict[str, float] = field(default_factory=dict)
-    relevance: float = 0.0
-    """Fused dense + sparse + proximity + time score before the final ranking."""
-    proximity: float = 0.0
-    """Graph proximity from the query's entities, in [0, 1]."""
-    in_window: bool = False
-    """Created inside a time window the question names."""
-    salience: float = 0.5
-    sides: dict[str, float] = field(default_factory=dict)
-    """For a turn with both sides (user and agent text): each side's own score. The side that
-    answers (the agent's when the question asks what it said and its reply matched, else the
-    user's) scores `score`; the other is context and scores `score` x `Recipe.reply_weight`,
-    so it follows the answering sides of the next candidates."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-friendly copy (datetimes as ISO strings)."""
-        out = asdict(self)
-        out["created_at"] = self.created_at.isoformat()
-        return out
+__all__ = ["Candidate", "credibility_bonus", "retrieve", "rrf_fuse"]
 
 
 @dataclass(slots=True)
@@ -136,6 +104,7 @@ class _Pass:
     relevance: dict[str, float]
     acc: dict[str, _Episode]
     association: Association
+    facts: FactHits = field(default_factory=FactHits)
 
 
 async def _run_pass(
@@ -190,7 +159,26 @@ async def _run_pass(
         if sparse_vec is not None and sparse_vec.indices:
             jobs.append(("sparse", kind))
             calls.append(vectors.search(kind, tenant, sparse=sparse_vec, limit=limit, filter=flt))
+    if recipe.facts:  # the facts surface, searched in the same pass (no time filter: facts
+        # hold over spans, their history is handled by `memory.fact_search`)
+        fact_limit = max(1, recipe.max_facts * 2)
+        if dense_vec is not None:
+            jobs.append(("dense", "knowledge"))
+            calls.append(
+                vectors.search(
+                    "knowledge",
+                    tenant,
+                    dense=dense_vec,
+                    limit=fact_limit,
+                    score_threshold=recipe.fact_similarity_floor,
+                )
+            )
+        fact_sparse = encode_query(fact_terms(query)) if recipe.sparse else None
+        if fact_sparse is not None and fact_sparse.indices:
+            jobs.append(("sparse", "knowledge"))
+            calls.append(vectors.search("knowledge", tenant, sparse=fact_sparse, limit=fact_limit))
     results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
+    fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()
 
     acc: dict[str, _Episode] = {}
@@ -199,7 +187,10 @@ async def _run_pass(
         "sparse": ScoredList("sparse", "top", recipe.sparse_weight),
     }
     lexical: list[tuple[float, str]] = []
-    for (mode, _kind), hits in zip(jobs, results, strict=True):
+    for (mode, kind), hits in zip(jobs, results, strict=True):
+        if kind == "knowledge":
+            fact_hits.add(mode, hits)
+            continue
         for hit in hits:
             payload = hit.payload
             role = str(payload.get("role", ""))
@@ -224,11 +215,13 @@ async def _run_pass(
                 ep.fragments[text] = max(ep.fragments.get(text, 0.0), hit.score)
     for uid in association.pointers:
         acc.setdefault(uid, _Episode())
+    fact_hits.sparse_scale = max((ep.sparse for ep in acc.values() if ep.sparse), default=0.0)
 
     if recipe.dense_gain and lists["sparse"].scores:
         lexical.sort(key=lambda h: -h[0])
         fit = lexical_fit(set(tokenize(query)), (t for _, t in lexical[: recipe.lexical_hits]))
         lists["dense"].weight *= dense_gain(fit, recipe.dense_gain)
+    fact_hits.dense_weight = lists["dense"].weight
     used = [lists[m] for m in ("dense", "sparse") if getattr(recipe, m)]
     relevance = fuse(
         used, acc, method="rrf" if recipe.fusion == "rrf" else "score", rrf_k=recipe.rrf_k
@@ -242,7 +235,7 @@ async def _run_pass(
             created = _created(acc[uid].payload)
             if created is not None and window.contains(created):
                 relevance[uid] += recipe.time_boost
-    return _Pass(relevance=relevance, acc=acc, association=association)
+    return _Pass(relevance=relevance, acc=acc, association=association, facts=fact_hits)
 
 
 async def retrieve(
@@ -292,6 +285,17 @@ async def retrieve(
         for uid, value in p.association.proximity.items():
             proximity[uid] = max(proximity.get(uid, 0.0), value)
 
+    about = subjects_named(queries, [n for p in passes for n in p.association.entities])
+    pool = (
+        await gather_facts(
+            services, tenant, [p.facts for p in passes], recipe, queries, cutoff, about
+        )
+        if recipe.facts
+        else FactPool()
+    )
+    for uid, factor in pool.demote.items():  # turns that stated only superseded facts
+        if uid in relevance:
+            relevance[uid] *= factor
     order = sorted(relevance, key=lambda u: (-relevance[u], u))
     depth = max(recipe.max_candidates, recipe.rerank_depth if recipe.rerank else 0)
     top = order[:depth]
@@ -327,7 +331,11 @@ async def retrieve(
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
         out += await _neighbours(services, tenant, out, recipe, cutoff)
-        out.sort(key=lambda c: (-c.score, c.episode_uid))
+    if pool.facts:
+        out = await fact_candidates(
+            services, tenant, pool, out, best, recipe, queries, about, cutoff
+        )
+    out.sort(key=lambda c: (-c.score, c.uid))
     return out
 
 
@@ -377,6 +385,8 @@ def _candidate(
         in_window=any(w.contains(created) for w in windows),
         salience=episode.salience,
         sides=sides,
+        uid=episode.uid,
+        sources=[episode.uid],
     )
 
 
@@ -421,6 +431,8 @@ async def _neighbours(
                         if episode.user_text.strip() and episode.agent_text.strip()
                         else {}
                     ),
+                    uid=episode.uid,
+                    sources=[episode.uid],
                 )
             )
     return out

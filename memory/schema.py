@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 2
 """Bumped whenever a constraint, table or collection changes (in this module or in a backend's
-DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2 dropped the
-episodes' (tenant, content_hash) uniqueness: an episode's identity is its source (`episode_uid`)."""
+DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2: the episodes'
+(tenant, content_hash) uniqueness is gone (an episode's identity is its source, `episode_uid`);
+facts are typed and bi-temporal, with subjects and causes; semantic features."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
@@ -129,6 +130,36 @@ class EntityType(StrEnum):
     OBJECT = "Object"
     PROJECT = "Project"
     EVENT = "Event"
+
+
+class FactKind(StrEnum):
+    """What a knowledge proposition is about (typed memories)."""
+
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    GOAL = "goal"
+    PLAN = "plan"
+    EVENT = "event"
+    RELATIONSHIP = "relationship"
+    ATTRIBUTE = "attribute"
+    """A property or setting of the subject: home, job, diet, a possession, a habit."""
+    INSTRUCTION = "instruction"
+    """A standing request about how the agent should behave ("keep answers short")."""
+
+
+USER_SUBJECT = "user"
+"""The `Fact.subject` of what the user says about themselves in an agent conversation."""
+
+
+class FeatureCategory(StrEnum):
+    """The four kinds of semantic features of the agent's personality (the sponge's second store)."""
+
+    VALUES = "values"
+    """Values and opinions."""
+    INTERESTS = "interests"
+    STYLE = "style"
+    """Communication style."""
+    EXPERTISE = "expertise"
 
 
 class EvidenceKind(StrEnum):
@@ -272,15 +303,58 @@ class Evidence(Record):
 
 
 class Fact(Record):
-    """A knowledge proposition; superseded facts keep `valid_to` and `superseded_by`."""
+    """A knowledge proposition, bi-temporal: `valid_from`/`valid_to` say when it held in the
+    world, `learned_at` when mneme was told; a superseded fact keeps `valid_to` and
+    `superseded_by` (the fact that replaced or ended it). Nothing is deleted."""
 
     uid: str = Field(default_factory=new_uid)
     tenant: str
     text: str
+    """The proposition, standing alone: names resolved, dates absolute, conditions kept."""
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     valid_from: datetime = Field(default_factory=utcnow)
     valid_to: datetime | None = None
     superseded_by: str | None = None
+    kind: FactKind = FactKind.ATTRIBUTE
+    subject: str = USER_SUBJECT
+    """Whom or what it is about: `USER_SUBJECT`, a person's name, an entity."""
+    attribute: str = ""
+    """What about the subject it states (`home`, `work`, `favourite:band`); empty when it
+    states nothing that a later fact could replace (most events)."""
+    value: str = ""
+    """The attribute's value (`Porto`); a later fact with the same subject and attribute and
+    another value conflicts with this one."""
+    learned_at: datetime | None = None
+    """When the statement was made (its first source episode); None for facts written directly."""
+    grounding: float = Field(default=1.0, ge=0.0, le=1.0)
+    """How much of the proposition its source text supports, 0..1 (share of its content words
+    found in the source window); facts under `GROUNDING_MIN` are never shown to a reply."""
+    concepts: tuple[str, ...] = ()
+    """Key concepts (a few words each), indexed with the text."""
+
+
+class Cause(Record):
+    """What led to a fact (a LED_TO edge into it): another fact or an episode."""
+
+    kind: Literal["episode", "fact"]
+    uid: str
+
+
+GROUNDING_MIN = 0.6
+"""Facts grounded less than this are kept but never injected into a reply."""
+
+
+class Feature(Record):
+    """A persistent semantic feature of the agent's personality, learned from strong evidence."""
+
+    uid: str = Field(default_factory=new_uid)
+    tenant: str
+    category: FeatureCategory
+    text: str
+    strength: float = Field(default=0.5, ge=0.0, le=1.0)
+    evidence_count: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
 
 
 class PersonalitySnapshot(Record):
@@ -294,7 +368,15 @@ class PersonalitySnapshot(Record):
 
 # --------------------------------------------------------------------------- graph schema
 
-GRAPH_LABELS = ("Episode", "Topic", "Entity", "Belief", "Fact", "PersonalitySnapshot")
+GRAPH_LABELS = (
+    "Episode",
+    "Topic",
+    "Entity",
+    "Belief",
+    "Fact",
+    "Feature",
+    "PersonalitySnapshot",
+)
 GRAPH_RELATIONSHIPS = (
     "TEMPORAL_NEXT",
     "DISCUSSES",
@@ -303,6 +385,9 @@ GRAPH_RELATIONSHIPS = (
     "SUPPORTS_BELIEF",
     "CONTRADICTS_BELIEF",
     "STATES",
+    "ABOUT",
+    "LED_TO",
+    "SHOWS",
     "PREVIOUS",
 )
 

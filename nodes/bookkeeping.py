@@ -1,4 +1,6 @@
-"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> link (one episode).
+"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge) -> link.
+
+`knowledge` (facts with supersession) lives in `nodes.knowledge` beside its heuristic.
 
 Each is a small async function of (state, runtime) returning a partial update of
 `graph.state.BookkeepingState`; `graph/bookkeeping.py` wires them, and that graph is the one
@@ -28,10 +30,10 @@ from graph.state import BookkeepingState
 from memory.chunking import split_turn
 from memory.contextual import contextualise, speaker_label
 from memory.episodes import index_episode
-from memory.schema import EntityType, Episode, EpisodeStatus
+from memory.schema import EntityType, Episode, EpisodeStatus, Fact
 from memory.services import Services, get_services
 from memory.services.usage import Usage
-from memory.stores.base import NotFound, StoreUnavailable
+from memory.stores.base import NotFound
 from nodes.extract import (
     Chunk,
     Extraction,
@@ -39,7 +41,10 @@ from nodes.extract import (
     extract,
     heuristic_extraction,
     topic_slugs,
+    window_lines,
 )
+from nodes.fallback import stage_note
+from nodes.knowledge import known_facts, read_window
 from nodes.provenance import belief_provenance
 from nodes.reflection import reflect
 
@@ -65,11 +70,7 @@ async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
     return {"status": episode.status.value}
 
 
-def _note(stage: str, exc: BaseException) -> str:
-    if isinstance(exc, StoreUnavailable):
-        raise exc  # wait for the store: the retry handles it
-    log.warning("bookkeeping stage %s failed; doing what it still can", stage, exc_info=exc)
-    return f"{stage}: {type(exc).__name__}: {str(exc)[:200]}"
+_note = stage_note
 
 
 def plain_extraction(episode: Episode) -> Extraction:
@@ -78,14 +79,29 @@ def plain_extraction(episode: Episode) -> Extraction:
 
 
 async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Chunks, prospective questions, topics and entities (one LLM call, heuristic fallback)."""
+    """Chunks, prospective questions, topics, entities and facts (one LLM call, heuristic
+    fallback), seeing the episode in its window of the thread and, with an LLM, the known facts
+    that may bear on it."""
     ctx = context_of(runtime.context)
     services, episode = await _current(state, runtime)
     usage = Usage()
     notes: list[str] = []
+    previous: list[Episode] = []
+    known: list[tuple[str, Fact]] = []
+    try:
+        previous = list(await read_window(services, episode))
+        if not services.chat.offline:
+            known = list(await known_facts(services, episode))
+    except Exception as exc:
+        notes.append(_note("window", exc))  # extracted on its own, without the thread
     try:
         extraction, fallback = await extract(
-            episode, chat=services.chat, usage=usage, model=ctx.model_structured
+            episode,
+            chat=services.chat,
+            usage=usage,
+            model=ctx.model_structured,
+            window=window_lines(previous),
+            known=known,
         )
     except Exception as exc:
         notes.append(_note("extract", exc))
@@ -98,6 +114,8 @@ async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> di
         "extraction": extraction.model_dump(mode="json"),
         "fallback": fallback,
         "notes": notes,
+        "window": [e.uid for e in previous],
+        "known": {ref: fact.uid for ref, fact in known},
         "usage": usage.update(),
     }
 
@@ -158,7 +176,13 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
                 episode.tenant,
                 exc_info=True,
             )
-    return {"beliefs": list(result.summary()), "reflected": reflected, "usage": usage.update()}
+    return {
+        "beliefs": list(result.summary()),
+        "reflected": reflected,
+        "proposed_features": result.features,
+        "feature_counters": result.counters,
+        "usage": usage.update(),
+    }
 
 
 async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -4,7 +4,8 @@ When the episode's stored ESS recommends an update (strong enough, arguing, not 
 the belief assessment says which beliefs the message bears on, how (supports / contradicts)
 and how strongly; each becomes a provenance edge and a bounded move of the belief
 (`memory.beliefs.apply_evidence`); the insight is kept for reflection and the belief shift is
-added to the sponge's trigger. A manipulative or weak episode changes nothing: the sponge stays
+added to the sponge's trigger. The same call proposes the semantic features the message shows
+(written by the `features` stage, `nodes.features`). A manipulative or weak episode changes nothing: the sponge stays
 frozen for it. Every write is idempotent per (episode, belief), so a sweep re-running the stage
 gives the same store state.
 """
@@ -42,6 +43,10 @@ class ProvenanceResult:
     insight: str = ""
     shift: float = 0.0
     reflection_due: bool = False
+    features: list[dict[str, object]] = field(default_factory=list)
+    """Semantic features the message shows (category, text, strength), from the same call."""
+    counters: list[str] = field(default_factory=list)
+    """Uids of features the message explicitly refutes."""
 
     def summary(self) -> list[dict[str, object]]:
         """JSON-friendly lines: topic, edge kind, valence and confidence before and after."""
@@ -109,4 +114,13 @@ async def belief_provenance(
         shift,
         due,
     )
-    return ProvenanceResult(True, False, outcomes, assessment.insight, shift, due)
+    return ProvenanceResult(
+        True,
+        False,
+        outcomes,
+        assessment.insight,
+        shift,
+        due,
+        [f.model_dump(mode="json") for f in assessment.features],
+        list(assessment.counters),
+    )

@@ -1,7 +1,8 @@
 """retrieve: run the router's recipe over the tenant's memory and emit scored candidates.
 
 The search itself lives in `memory.retrieval`; this node turns the route decision into a recipe
-and queries, adds the agent's beliefs for BELIEF_QUERY turns, and degrades to "no memories" with
+and queries, adds the agent's beliefs for BELIEF_QUERY turns and its semantic features when the
+router asks (`search_features`), and degrades to "no memories" with
 a logged warning if a store fails, so the reply still happens.
 """
 
@@ -15,6 +16,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.state import AgentState
 from memory.beliefs import belief_views
+from memory.features import search_features
 from memory.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval import retrieve as search_memory
 from memory.schema import utcnow
@@ -24,6 +26,7 @@ from nodes.content import prompt_text
 log = logging.getLogger("mneme.nodes.retrieve")
 
 MAX_BELIEFS = 5
+MAX_FEATURES = 5
 
 
 def queries_for(route: dict[str, Any], text: str) -> list[str]:
@@ -75,7 +78,16 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         if kind == "BELIEF_QUERY":  # the belief, its stance and its evidence episodes by strength
             views = await belief_views(services, ctx.user_id, text, limit=MAX_BELIEFS)
             beliefs = [v.as_dict() for v in views]
+        features = (
+            await search_features(services, ctx.user_id, text, limit=MAX_FEATURES)
+            if route.get("search_features")
+            else []
+        )
     except Exception as exc:
         log.warning("memory search failed (%s); answering without memories", exc)
-        return {"candidates": [], "beliefs": []}
-    return {"candidates": [c.as_dict() for c in found], "beliefs": beliefs[:MAX_BELIEFS]}
+        return {"candidates": [], "beliefs": [], "features": []}
+    return {
+        "candidates": [c.as_dict() for c in found],
+        "beliefs": beliefs[:MAX_BELIEFS],
+        "features": features,
+    }

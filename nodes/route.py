@@ -65,6 +65,10 @@ class RouteDecision(BaseModel):
     temporal_expansion: bool = Field(
         default=False, description="Also bring the turns just before and after each memory"
     )
+    search_features: bool = Field(
+        default=False,
+        description="Also search the assistant's own features (values, interests, style, expertise)",
+    )
     passes: list[SearchPass] = Field(default_factory=list, max_length=3)
 
 
@@ -88,6 +92,8 @@ kind:
 
 n_results: how many memories to bring back (1-20), or null for the usual number.
 temporal_expansion: true when neighbouring turns would help (TEMPORAL questions).
+search_features: true when the message is about the assistant itself: its views, interests, \
+what it knows, how it talks.
 passes: up to 3 searches. Give each a short rewritten query in the user's words (for \
 AGGREGATION, one sub-question per pass). signal_weights (0-0.3) favour memories that are \
 specific, grounded, rigorous, well sourced or objective; leave them at 0 unless it matters."""
@@ -126,14 +132,26 @@ _TEMPORAL = re.compile(
 )
 
 
+_ABOUT_YOU = re.compile(
+    r"\b(you|your|yourself)\b.{0,40}\b(interest\w*|like|enjoy|know|think|believe|value\w*|"
+    r"care|style|opinion\w*|views?|expert\w*|good at|passionate|favou?rite)\b|"
+    r"\b(what|who) are you\b|\btell me about yourself\b",
+    re.IGNORECASE,
+)
+
+
 def heuristic_route(text: str) -> RouteDecision:
-    """Route by keywords: small talk skips memory, time words expand, counting aggregates."""
+    """Route by keywords: small talk skips memory, time words expand, counting aggregates,
+    questions about the assistant search its features."""
     stripped = text.strip()
     if not stripped or (_GREETING.match(stripped) and len(stripped) < 40):
         return RouteDecision(kind="NONE", n_results=1)
     passes = [SearchPass(query=None)]
+    about_you = bool(_ABOUT_YOU.search(stripped))
     if _BELIEF.search(stripped):
-        return RouteDecision(kind="BELIEF_QUERY", passes=passes)
+        return RouteDecision(kind="BELIEF_QUERY", passes=passes, search_features=True)
+    if about_you:
+        return RouteDecision(kind="SIMPLE", passes=passes, search_features=True)
     if _AGGREGATE.search(stripped):
         return RouteDecision(kind="AGGREGATION", passes=passes)
     if _TEMPORAL.search(stripped):

@@ -1,7 +1,8 @@
 """Narrow, typed, async interfaces of the stores; one package per backend implements them.
 
 `GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
-episodes, topics, entities, beliefs, facts, snapshots, tenant state); callers use the composite.
+episodes, topics, entities, beliefs, facts, features, snapshots, tenant state); callers use
+the composite.
 The vector value types below are shared by the vector index and its callers.
 
 Contracts every backend honours (the contract suite in `tests/contract/` checks them):
@@ -26,6 +27,7 @@ from memory.stores.graph.beliefs import BeliefStore
 from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
+from memory.stores.graph.features import FeatureStore
 from memory.stores.graph.snapshots import SnapshotStore
 from memory.stores.graph.tenant_state import TenantStateStore
 from memory.stores.graph.topics import TopicStore
@@ -50,10 +52,12 @@ class GraphStore(
     EntityStore,
     BeliefStore,
     FactStore,
+    FeatureStore,
     SnapshotStore,
     TenantStateStore,
 ):
-    """The graph side of memory: episodes in time order, topics, entities, beliefs, facts."""
+    """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
+    semantic features."""
 
     backend: str
     """`sqlite` or `neo4j`."""

@@ -23,6 +23,7 @@ from memory.schema import (
     Entity,
     Evidence,
     Fact,
+    Feature,
     PersonalitySnapshot,
     Record,
     entity_key,
@@ -54,6 +55,8 @@ def sample(model: type[R], **given: object) -> R:
         elif spec.kind is FieldKind.ENUM:
             members: list[Enum] = list(spec.type)
             value = [m for m in members if m != default][-1]
+        elif spec.kind is FieldKind.TEXT_LIST:
+            value = (f"{spec.name} {i} ünï", "'\"` $x", "")
         else:
             value = sample(spec.type)
         values[spec.name] = value
@@ -92,6 +95,7 @@ async def write_raw(graph: GraphStore) -> AsyncIterator[Writer]:
         "episodes": "Episode",
         "beliefs": "Belief",
         "facts": "Fact",
+        "features": "Feature",
         "snapshots": "PersonalitySnapshot",
         "entities": "Entity",
     }
@@ -122,17 +126,21 @@ async def test_every_episode_field_round_trips(graph: GraphStore, write_raw: Wri
     assert await graph.get_episodes(TENANT, ["ep-all"]) == [episode]
 
 
-async def test_every_belief_fact_and_snapshot_field_round_trips(
+async def test_every_belief_fact_feature_and_snapshot_field_round_trips(
     graph: GraphStore, write_raw: Writer
 ) -> None:
     belief = sample(Belief, tenant=TENANT)
     fact = sample(Fact, tenant=TENANT)
+    feature = sample(Feature, tenant=TENANT)
     snapshot = sample(PersonalitySnapshot, tenant=TENANT)
     await write_raw("beliefs", belief, {})
     await write_raw("facts", fact, {})
+    await write_raw("features", feature, {})
     await write_raw("snapshots", snapshot, {})
     assert await graph.get_belief(TENANT, belief.uid) == belief
     assert await graph.get_fact(TENANT, fact.uid) == fact
+    assert await graph.get_facts(TENANT, [fact.uid]) == [fact]
+    assert await graph.get_feature(TENANT, feature.uid) == feature
     assert await graph.current_snapshot(TENANT) == snapshot
 
 

@@ -182,3 +182,32 @@ async def test_eval_with_llm_and_no_endpoint_fails_fast(tmp_path: Path, embedder
     data.write_text(json.dumps({"id": "x", "sessions": [], "questions": []}) + "\n", "utf-8")
     with pytest.raises(ConfigError, match="MNEME_LLM_BASE_URL"):
         await run_eval(data, llm=True, settings=make_settings(tmp_path), embedder=embedder)
+
+
+async def test_facts_come_from_the_extraction_call(agent: Services) -> None:
+    """The knowledge stage on the real LLM path: facts come from the shared extraction call (or
+    the heuristic when the model's answer does not validate), with at most two extraction
+    requests per episode, and the move supersedes the old home either way."""
+    from datetime import UTC, datetime, timedelta
+
+    from graph.bookkeeping import run_episode
+    from memory.episodes import remember
+
+    before = agent.chat.totals.snapshot().get("extract", {}).get("calls", 0)
+    t0 = datetime(2026, 1, 8, 9, 0, tzinfo=UTC)
+    for day, text in [(0, "I live in Lyon."), (150, "We moved to Porto last week.")]:
+        done = await remember(
+            agent,
+            tenant="kim",
+            thread_id=f"d{day}",
+            user_text=text,
+            agent_text="Noted.",
+            at=t0 + timedelta(days=day),
+        )
+        state = await run_episode(agent, "kim", done.uid)
+        assert state["status"] == "processed"
+        tasks = state["usage"]["tasks"]
+        assert tasks["extract"]["outcome"] in OK, tasks["extract"]
+    calls = agent.chat.totals.snapshot()["extract"]["calls"] - before
+    assert 2 <= calls <= 4  # one per episode, plus at most one retry each
+    assert await agent.graph.list_facts("kim", include_superseded=True)

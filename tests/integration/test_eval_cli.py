@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.eval_retrieval import EvalInputError, ranked_turns, read_memeval, run_eval
+from bench.eval_retrieval import ranked_turns, run_eval
+from bench.memeval import EvalInputError, read_memeval
 from cli.main import app
 from memory.embeddings import Embedder
 from tests.conftest import make_settings

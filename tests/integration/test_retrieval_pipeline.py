@@ -70,8 +70,8 @@ async def test_time_window_boost_prefers_the_named_month(services: Services) -> 
     off = await retrieve(
         services, "t", "Who went hiking in June 2023?", ablate(SIMPLE, "time"), LATER
     )
-    on_rel = {c.episode_uid: c.relevance for c in june}
-    off_rel = {c.episode_uid: c.relevance for c in off}
+    on_rel = {c.episode_uid: c.relevance for c in june if c.kind == "episode"}
+    off_rel = {c.episode_uid: c.relevance for c in off if c.kind == "episode"}
     # the window still shows (it is provenance), but only the recipe with time boosts it
     assert on_rel[uids[4]] / on_rel[uids[5]] > off_rel[uids[4]] / off_rel[uids[5]]
 
@@ -89,8 +89,8 @@ async def test_a_named_speaker_favours_their_own_turns(services: Services) -> No
     on = await retrieve(services, "t", query, SIMPLE, LATER)
     off = await retrieve(services, "t", query, ablate(SIMPLE, "speaker"), LATER)
     assert on[0].episode_uid == uids[5]  # Ben's own hike, not Ana's
-    on_score = {c.episode_uid: c.score for c in on}
-    off_score = {c.episode_uid: c.score for c in off}
+    on_score = {c.episode_uid: c.score for c in on if c.kind == "episode"}
+    off_score = {c.episode_uid: c.score for c in off if c.kind == "episode"}
     # the boost scales relevance, so it widens the gap rather than reordering by name alone
     assert on_score[uids[5]] / on_score[uids[4]] > off_score[uids[5]] / off_score[uids[4]]
     assert on_score[uids[4]] == pytest.approx(off_score[uids[4]])

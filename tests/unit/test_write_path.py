@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 from bench.eval_ingest import WRITE_PATH
 
@@ -31,6 +32,8 @@ NOT_WRITING = {
     "memory.torch_encoder",
     "memory.ranking",
     "memory.recipes",
+    "memory.candidates",
+    "memory.fact_search",
     "memory.settings",
     "memory.stores",
     "memory.stores.base",
@@ -66,3 +69,17 @@ def test_code_of_ignores_prose_not_code() -> None:
     code = base.replace("a + X", "a - X")
     assert code_of(base) == code_of(prose)
     assert code_of(base) != code_of(code)
+
+
+def test_stored_ingests_are_copied_with_their_holes(tmp_path: Path) -> None:
+    from bench.eval_ingest import BLOCK, copy_sparse
+
+    src = tmp_path / "segment.dat"
+    with src.open("wb") as f:
+        f.write(b"head")
+        f.seek(8 * BLOCK)
+        f.write(b"tail")
+    dst = tmp_path / "copy.dat"
+    copy_sparse(str(src), str(dst))
+    assert dst.read_bytes() == src.read_bytes()
+    assert dst.stat().st_blocks * 512 < 2 * BLOCK  # the zeros were not written out

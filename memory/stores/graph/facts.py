@@ -1,21 +1,35 @@
-"""Facts (knowledge propositions, STATES edges from episodes): the contract, and its input rules.
+"""Facts (knowledge propositions) with their edges: the contract, and its input rules.
 
-Newer facts supersede older ones without deleting them. Public methods are the contract; one that
-needs its input cleaned or checked hands clean values to the abstract `_hook` of the same name.
+Edges: STATES (episode -> fact: the episodes that state it), ABOUT (fact -> entity: its
+subject, when the subject is a named entity), LED_TO (fact or episode -> fact: what motivated a
+decision or plan). Newer facts supersede older ones without deleting them. Public methods are
+the contract; one that needs its input cleaned or checked hands clean values to the abstract
+`_hook` of the same name.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from memory.schema import Fact, as_utc
+from memory.schema import Cause, Fact, FactKind, as_utc, clean_text
 from memory.stores.errors import NotFound
-from memory.stores.graph.inputs import clean_record
+from memory.stores.graph.inputs import clean_record, distinct, name_key
+
+
+@dataclass(frozen=True, slots=True)
+class FactFilter:
+    """Conditions of `list_facts` beyond the tenant (None: any)."""
+
+    kinds: tuple[FactKind, ...] | None = None
+    subject: str | None = None
+    attribute: str | None = None
 
 
 class FactStore(ABC):
-    """Facts with their validity and the episodes that state them."""
+    """Facts with their validity, the episodes that state them, their subjects and causes."""
 
     async def add_fact(self, fact: Fact, episode_uid: str | None = None) -> Fact:
         """Store a fact and, given an episode, a STATES edge from it; idempotent on fact uid."""
@@ -57,10 +71,94 @@ class FactStore(ABC):
     async def get_fact(self, tenant: str, uid: str) -> Fact | None:
         """The fact with this uid, or None."""
 
+    async def get_facts(self, tenant: str, uids: Sequence[str]) -> list[Fact]:
+        """The tenant's facts among `uids`, in the order asked (each once; unknown skipped)."""
+        wanted = distinct(uids)
+        if not wanted:
+            return []
+        found = {f.uid: f for f in await self._get_facts(tenant, wanted)}
+        return [found[u] for u in wanted if u in found]
+
     @abstractmethod
-    async def list_facts(self, tenant: str, *, include_superseded: bool = False) -> list[Fact]:
-        """Facts of the tenant, by (valid_from, uid); current ones only unless asked."""
+    async def _get_facts(self, tenant: str, uids: list[str]) -> list[Fact]:
+        """The tenant's facts among the distinct, non-empty `uids`, in any order."""
+
+    async def list_facts(
+        self,
+        tenant: str,
+        *,
+        include_superseded: bool = False,
+        kinds: Sequence[FactKind] | None = None,
+        subject: str | None = None,
+        attribute: str | None = None,
+    ) -> list[Fact]:
+        """Facts of the tenant, by (valid_from, uid); current ones only unless asked.
+
+        `kinds`, `subject` and `attribute` narrow the list (exact matches; None: any).
+        """
+        flt = FactFilter(
+            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
+            subject=None if subject is None else clean_text(subject),
+            attribute=None if attribute is None else clean_text(attribute),
+        )
+        if flt.kinds == ():
+            return []
+        return await self._list_facts(tenant, include_superseded, flt)
+
+    @abstractmethod
+    async def _list_facts(
+        self, tenant: str, include_superseded: bool, flt: FactFilter
+    ) -> list[Fact]:
+        """The tenant's facts matching `flt` (kinds non-empty when given), in the public order."""
 
     @abstractmethod
     async def fact_sources(self, tenant: str, fact_uid: str) -> list[str]:
         """Uids of episodes that state the fact, sorted."""
+
+    async def sources_of_facts(self, tenant: str, uids: Sequence[str]) -> dict[str, list[str]]:
+        """For each distinct fact uid asked, the sorted uids of the episodes that state it
+        (an empty list for a fact without sources or not of this tenant)."""
+        wanted = distinct(uids)
+        found = await self._sources_of_facts(tenant, wanted) if wanted else {}
+        return {u: sorted(found.get(u, [])) for u in wanted}
+
+    @abstractmethod
+    async def _sources_of_facts(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        """Episode uids stating each of the non-empty `uids` (facts without any may be left out)."""
+
+    async def link_fact_subject(self, tenant: str, fact_uid: str, name: str) -> bool:
+        """An ABOUT edge from the fact to the entity named `name`; False (nothing written) unless
+        both are the tenant's. Idempotent."""
+        key = name_key(name)
+        return bool(key) and await self._link_fact_subject(tenant, fact_uid, key)
+
+    @abstractmethod
+    async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
+        """MERGE the ABOUT edge if the fact and the entity with this key exist; whether they do."""
+
+    async def facts_about(
+        self, tenant: str, name: str, *, include_superseded: bool = False
+    ) -> list[Fact]:
+        """Facts linked (ABOUT) to the entity named `name`, by (valid_from, uid); current ones
+        only unless asked."""
+        key = name_key(name)
+        return await self._facts_about(tenant, key, include_superseded) if key else []
+
+    @abstractmethod
+    async def _facts_about(self, tenant: str, key: str, include_superseded: bool) -> list[Fact]:
+        """Facts with an ABOUT edge to the entity with this key, in the public order."""
+
+    async def link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
+        """A LED_TO edge from a fact or an episode (`cause_uid`) to the fact; False (nothing
+        written) unless both are the tenant's and differ. Idempotent."""
+        if fact_uid == cause_uid:
+            return False
+        return await self._link_cause(tenant, fact_uid, cause_uid)
+
+    @abstractmethod
+    async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
+        """MERGE the LED_TO edge when the fact and the cause (a fact, else an episode) exist."""
+
+    @abstractmethod
+    async def causes_of(self, tenant: str, fact_uid: str) -> list[Cause]:
+        """What led to the fact (LED_TO edges into it), by (kind, uid)."""

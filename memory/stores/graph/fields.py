@@ -32,6 +32,8 @@ class FieldKind(StrEnum):
     """A nested `Record` (the ESS of an episode)."""
     NUMBER = "number"
     """`int` or `float`, stored as is."""
+    TEXT_LIST = "text_list"
+    """`tuple[str, ...]`: cleaned item by item, stored as a list (SQLite: JSON text)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,10 @@ def _spec(name: str, annotation: object) -> FieldSpec:
         if len(members) != 1:
             raise TypeError(f"field {name}: only `X` or `X | None` fields can be stored")
         annotation = members[0]
+    if get_origin(annotation) is tuple:
+        if get_args(annotation) != (str, ...):
+            raise TypeError(f"field {name}: only `tuple[str, ...]` sequences can be stored")
+        return FieldSpec(name, FieldKind.TEXT_LIST, tuple, optional)
     if not isinstance(annotation, type):
         raise TypeError(f"field {name}: {annotation!r} is not a storable type")
     return FieldSpec(name, _kind(name, annotation), annotation, optional)

@@ -25,7 +25,8 @@ def is_identifier(name: str) -> bool:
 
 
 def clean_record(record: R) -> R:
-    """A copy of `record` with `clean_text` applied to every text field but identifiers."""
+    """A copy of `record` with `clean_text` applied to every text field (and text list item)
+    but identifiers."""
     changes: dict[str, object] = {}
     for spec in fields_of(type(record)):
         value = getattr(record, spec.name)
@@ -33,6 +34,10 @@ def clean_record(record: R) -> R:
             cleaned = clean_text(value)
             if cleaned != value:
                 changes[spec.name] = cleaned
+        elif spec.kind is FieldKind.TEXT_LIST and value:
+            items = tuple(clean_text(v) for v in value)
+            if items != value:
+                changes[spec.name] = items
     return record.model_copy(update=changes) if changes else record
 
 

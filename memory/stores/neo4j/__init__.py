@@ -18,6 +18,7 @@ from memory.stores.neo4j import (
     entities,
     episodes,
     facts,
+    features,
     snapshots,
     tenant_state,
     topics,
@@ -32,6 +33,7 @@ class Neo4jGraphStore(
     entities.Neo4jEntities,
     beliefs.Neo4jBeliefs,
     facts.Neo4jFacts,
+    features.Neo4jFeatures,
     snapshots.Neo4jSnapshots,
     tenant_state.Neo4jTenantState,
     GraphStore,
@@ -48,5 +50,6 @@ class Neo4jGraphStore(
         *facts.SCHEMA,
         *tenant_state.SCHEMA,
         *snapshots.SCHEMA,
+        *features.SCHEMA,
     )
     migrations = episodes.MIGRATIONS

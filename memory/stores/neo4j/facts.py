@@ -1,4 +1,8 @@
-"""Facts and STATES edges on Neo4j: their constraint, index and Cypher."""
+"""Facts with STATES, ABOUT and LED_TO edges on Neo4j: their constraint, indexes and Cypher.
+
+Properties of a fact written before schema version 2 are missing and read as the field's
+default (`props.from_props`), so an older database needs no data migration.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,16 @@ from typing import Any
 
 from neo4j import AsyncTransaction
 
-from memory.schema import Fact
+from memory.schema import Cause, Fact
 from memory.stores.errors import uid_taken
-from memory.stores.graph.facts import FactStore
+from memory.stores.graph.facts import FactFilter, FactStore
 from memory.stores.neo4j.connection import Neo4jConnection, tx_rows, tx_run
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
     "CREATE CONSTRAINT fact_uid IF NOT EXISTS FOR (n:Fact) REQUIRE n.uid IS UNIQUE",
     "CREATE INDEX fact_tenant IF NOT EXISTS FOR (n:Fact) ON (n.tenant)",
+    "CREATE INDEX fact_subject IF NOT EXISTS FOR (n:Fact) ON (n.tenant, n.subject, n.attribute)",
 )
 
 # Idempotent on uid: an existing fact is left as it is. No row back: the uid is another tenant's.
@@ -38,15 +43,54 @@ SET f.valid_to = $at, f.superseded_by = $by
 """
 
 _GET_FACT = "MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant RETURN f {.*} AS f"
+_GET_FACTS = "MATCH (f:Fact) WHERE f.uid IN $uids AND f.tenant = $tenant RETURN f {.*} AS f"
 
+# A fact stored before version 2 has no kind/subject/attribute property: it reads as the
+# defaults (`attribute`, `user`, ""), so the filters compare with those defaults too.
 _LIST_FACTS = """
 MATCH (f:Fact) WHERE f.tenant = $tenant AND ($all OR f.superseded_by IS NULL)
+  AND ($kinds IS NULL OR coalesce(f.kind, 'attribute') IN $kinds)
+  AND ($subject IS NULL OR coalesce(f.subject, 'user') = $subject)
+  AND ($attribute IS NULL OR coalesce(f.attribute, '') = $attribute)
 RETURN f {.*} AS f ORDER BY f.valid_from, f.uid
 """
 
 _FACT_SOURCES = """
 MATCH (e:Episode)-[:STATES]->(f:Fact {uid: $uid}) WHERE f.tenant = $tenant
 RETURN DISTINCT e.uid AS uid
+"""
+
+_SOURCES_OF_FACTS = """
+MATCH (e:Episode)-[:STATES]->(f:Fact) WHERE f.uid IN $uids AND f.tenant = $tenant
+RETURN f.uid AS fact, collect(DISTINCT e.uid) AS episodes
+"""
+
+_LINK_SUBJECT = """
+MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant
+MATCH (n:Entity {tenant: $tenant, key: $key})
+MERGE (f)-[:ABOUT]->(n)
+RETURN count(*) AS linked
+"""
+
+_FACTS_ABOUT = """
+MATCH (f:Fact)-[:ABOUT]->(n:Entity {tenant: $tenant, key: $key})
+WHERE f.tenant = $tenant AND ($all OR f.superseded_by IS NULL)
+RETURN DISTINCT f {.*} AS f ORDER BY f.valid_from, f.uid
+"""
+
+# The cause is a fact if one has its uid, else an episode.
+_LINK_CAUSE = """
+MATCH (f:Fact {uid: $fact}) WHERE f.tenant = $tenant
+OPTIONAL MATCH (cf:Fact {uid: $cause}) WHERE cf.tenant = $tenant
+OPTIONAL MATCH (ce:Episode {uid: $cause}) WHERE ce.tenant = $tenant
+WITH f, coalesce(cf, ce) AS c WHERE c IS NOT NULL
+MERGE (c)-[:LED_TO]->(f)
+RETURN count(*) AS linked
+"""
+
+_CAUSES_OF = """
+MATCH (c)-[:LED_TO]->(f:Fact {uid: $uid}) WHERE f.tenant = $tenant AND c.tenant = $tenant
+RETURN CASE WHEN c:Fact THEN 'fact' ELSE 'episode' END AS kind, c.uid AS uid
 """
 
 
@@ -100,12 +144,47 @@ class Neo4jFacts(Neo4jConnection, FactStore):
         rows = await self._read(_GET_FACT, tenant=tenant, uid=uid)
         return fact_of(rows[0]["f"]) if rows else None
 
-    async def list_facts(self, tenant: str, *, include_superseded: bool = False) -> list[Fact]:
-        """Facts of the tenant, by (valid_from, uid); current ones only unless asked."""
-        rows = await self._read(_LIST_FACTS, tenant=tenant, all=include_superseded)
+    async def _get_facts(self, tenant: str, uids: list[str]) -> list[Fact]:
+        rows = await self._read(_GET_FACTS, tenant=tenant, uids=uids)
+        return [fact_of(row["f"]) for row in rows]
+
+    async def _list_facts(
+        self, tenant: str, include_superseded: bool, flt: FactFilter
+    ) -> list[Fact]:
+        rows = await self._read(
+            _LIST_FACTS,
+            tenant=tenant,
+            all=include_superseded,
+            kinds=None if flt.kinds is None else [k.value for k in flt.kinds],
+            subject=flt.subject,
+            attribute=flt.attribute,
+        )
         return [fact_of(row["f"]) for row in rows]
 
     async def fact_sources(self, tenant: str, fact_uid: str) -> list[str]:
         """Uids of episodes that state the fact, sorted."""
         rows = await self._read(_FACT_SOURCES, tenant=tenant, uid=fact_uid)
         return sorted(row["uid"] for row in rows)
+
+    async def _sources_of_facts(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        rows = await self._read(_SOURCES_OF_FACTS, tenant=tenant, uids=uids)
+        return {row["fact"]: list(row["episodes"]) for row in rows}
+
+    async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
+        rows = await self._write(_LINK_SUBJECT, tenant=tenant, uid=fact_uid, key=key)
+        return bool(rows and rows[0]["linked"])
+
+    async def _facts_about(self, tenant: str, key: str, include_superseded: bool) -> list[Fact]:
+        rows = await self._read(_FACTS_ABOUT, tenant=tenant, key=key, all=include_superseded)
+        return [fact_of(row["f"]) for row in rows]
+
+    async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
+        rows = await self._write(_LINK_CAUSE, tenant=tenant, fact=fact_uid, cause=cause_uid)
+        return bool(rows and rows[0]["linked"])
+
+    async def causes_of(self, tenant: str, fact_uid: str) -> list[Cause]:
+        """What led to the fact (LED_TO edges into it), by (kind, uid)."""
+        rows = await self._read(_CAUSES_OF, tenant=tenant, uid=fact_uid)
+        return sorted(
+            (Cause(kind=row["kind"], uid=row["uid"]) for row in rows), key=lambda c: (c.kind, c.uid)
+        )

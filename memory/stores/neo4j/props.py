@@ -2,7 +2,7 @@
 
 A property is named after its field. Conversions by kind: datetimes are native DateTime values in
 UTC (nanosecond precision, so Python's microseconds round-trip exactly, and range indexes order
-them chronologically), enums their value, nested records flat under `<field>_<subfield>` (an
+them chronologically), enums their value, text lists native lists, nested records flat under `<field>_<subfield>` (an
 episode's ESS is `ess_score`, `ess_specificity`, ..., so Cypher can filter on its signals). A None
 value is a missing property: `SET n = $props` leaves it out and `SET n += $props` removes it.
 """
@@ -40,6 +40,8 @@ def _encode(spec: FieldSpec, value: object) -> object:
         return as_utc(cast(datetime, value))
     if spec.kind is FieldKind.ENUM:
         return cast(Enum, value).value
+    if spec.kind is FieldKind.TEXT_LIST:
+        return list(cast(tuple[str, ...], value))
     return value
 
 
@@ -85,6 +87,8 @@ def _get(props: Mapping[str, Any], prefix: str, spec: FieldSpec) -> object:
         return spec.type(value)
     if spec.kind is FieldKind.BOOL:
         return bool(value)
+    if spec.kind is FieldKind.TEXT_LIST:
+        return tuple(value)
     return value
 
 

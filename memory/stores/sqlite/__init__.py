@@ -2,7 +2,7 @@
 
 Tables mirror the graph: nodes are rows, edges are tables keyed by both ends, and traversals are
 recursive CTEs. `connection` owns the file, its worker thread and setup; each kind module
-(episodes, topics, entities, beliefs, facts, snapshots, tenant_state) holds its tables' DDL and
+(episodes, topics, entities, beliefs, facts, features, snapshots, tenant_state) holds its tables' DDL and
 SQL as a mixin, and `SqliteGraphStore` is assembled from them here. Every value is bound as a
 parameter. It knows nothing of LangGraph, vectors or scoring.
 """
@@ -16,6 +16,7 @@ from memory.stores.sqlite import (
     entities,
     episodes,
     facts,
+    features,
     snapshots,
     tenant_state,
     topics,
@@ -24,12 +25,19 @@ from memory.stores.sqlite import (
 __all__ = ["SqliteGraphStore"]
 
 
+def _migrate_v1(conn: connection.Conn) -> None:
+    """Schema 1 -> 2: episodes without the content-hash uniqueness; typed facts."""
+    episodes.migrate_v1(conn)
+    facts.migrate_v1(conn)
+
+
 class SqliteGraphStore(
     episodes.SqliteEpisodes,
     topics.SqliteTopics,
     entities.SqliteEntities,
     beliefs.SqliteBeliefs,
     facts.SqliteFacts,
+    features.SqliteFeatures,
     snapshots.SqliteSnapshots,
     tenant_state.SqliteTenantState,
     GraphStore,
@@ -46,5 +54,6 @@ class SqliteGraphStore(
         *facts.DDL,
         *tenant_state.DDL,
         *snapshots.DDL,
+        *features.DDL,
     )
-    migrations = {1: episodes.migrate_v1}
+    migrations = {1: _migrate_v1}

@@ -92,6 +92,15 @@ def _schema_version(conn: Conn) -> int | None:
     return None if row is None else int(row[0])
 
 
+def add_columns(conn: Conn, migrations: Sequence[tuple[str, str]]) -> None:
+    """Add each missing column to its table, when the table exists (inside a transaction)."""
+    for table, definition in migrations:
+        # Table and column names come from our own DDL, never from input.
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+        if have and definition.split()[0] not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {definition}")
+
+
 def _ping(conn: Conn) -> None:
     # Taking the write lock proves the file and its directory are writable, and writes nothing.
     conn.execute("BEGIN IMMEDIATE")

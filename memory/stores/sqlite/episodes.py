@@ -141,6 +141,8 @@ def migrate_v1(conn: Conn) -> None:
     SQLite cannot drop a constraint, so the table is copied (the 12-step ALTER TABLE recipe);
     the caller has turned foreign keys off and holds the write transaction.
     """
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes'").fetchone():
+        return  # a file with no episodes table yet: the DDL creates it as version 2 makes it
     conn.execute(DDL[0].replace("IF NOT EXISTS episodes", "episodes_v2"))
     conn.execute("INSERT INTO episodes_v2 SELECT * FROM episodes")
     conn.execute("DROP TABLE episodes")

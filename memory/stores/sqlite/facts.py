@@ -1,15 +1,21 @@
-"""Facts and STATES edges on SQLite: their tables, indexes and SQL."""
+"""Facts with STATES, ABOUT and LED_TO edges on SQLite: their tables, indexes, migration and SQL."""
 
 from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
 
-from memory.schema import Fact
+from memory.schema import Cause, Fact
 from memory.stores.errors import uid_taken
-from memory.stores.graph.facts import FactStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
-from memory.stores.sqlite.rows import from_row, insert_sql, to_row, ts
+from memory.stores.graph.facts import FactFilter, FactStore
+from memory.stores.sqlite.connection import (
+    Conn,
+    SqliteConnection,
+    add_columns,
+    episode_exists,
+    immediate,
+)
+from memory.stores.sqlite.rows import from_row, insert_sql, json_list, to_row, ts
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS facts (
@@ -19,9 +25,18 @@ DDL: tuple[str, ...] = (
         confidence REAL NOT NULL,
         valid_from TEXT NOT NULL,
         valid_to TEXT,
-        superseded_by TEXT
+        superseded_by TEXT,
+        kind TEXT NOT NULL DEFAULT 'attribute',
+        subject TEXT NOT NULL DEFAULT 'user',
+        attribute TEXT NOT NULL DEFAULT '',
+        value TEXT NOT NULL DEFAULT '',
+        learned_at TEXT,
+        grounding REAL NOT NULL DEFAULT 1.0,
+        concepts TEXT NOT NULL DEFAULT '[]'
     )""",
     "CREATE INDEX IF NOT EXISTS facts_tenant ON facts (tenant, valid_from)",
+    "CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant, subject, attribute)",
+    "CREATE INDEX IF NOT EXISTS facts_kind ON facts (tenant, kind)",
     """CREATE TABLE IF NOT EXISTS states (
         episode_uid TEXT NOT NULL REFERENCES episodes(uid) ON DELETE CASCADE,
         fact_uid TEXT NOT NULL REFERENCES facts(uid) ON DELETE CASCADE,
@@ -29,10 +44,47 @@ DDL: tuple[str, ...] = (
         PRIMARY KEY (episode_uid, fact_uid)
     )""",
     "CREATE INDEX IF NOT EXISTS states_fact ON states (fact_uid)",
+    """CREATE TABLE IF NOT EXISTS about (
+        fact_uid TEXT NOT NULL REFERENCES facts(uid) ON DELETE CASCADE,
+        tenant TEXT NOT NULL,
+        entity_key TEXT NOT NULL,
+        PRIMARY KEY (fact_uid, entity_key),
+        FOREIGN KEY (tenant, entity_key) REFERENCES entities(tenant, key) ON DELETE CASCADE
+    )""",
+    "CREATE INDEX IF NOT EXISTS about_entity ON about (tenant, entity_key)",
+    """CREATE TABLE IF NOT EXISTS led_to (
+        cause_uid TEXT NOT NULL,
+        cause_kind TEXT NOT NULL,
+        fact_uid TEXT NOT NULL REFERENCES facts(uid) ON DELETE CASCADE,
+        tenant TEXT NOT NULL,
+        PRIMARY KEY (fact_uid, cause_uid)
+    )""",
 )
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    ("facts", "kind TEXT NOT NULL DEFAULT 'attribute'"),
+    ("facts", "subject TEXT NOT NULL DEFAULT 'user'"),
+    ("facts", "attribute TEXT NOT NULL DEFAULT ''"),
+    ("facts", "value TEXT NOT NULL DEFAULT ''"),
+    ("facts", "learned_at TEXT"),
+    ("facts", "grounding REAL NOT NULL DEFAULT 1.0"),
+    ("facts", "concepts TEXT NOT NULL DEFAULT '[]'"),
+)
+"""Columns added since schema version 1 (table, column definition), added to an older file."""
+
+
+def migrate_v1(conn: Conn) -> None:
+    """Schema 1 -> 2 for facts: the typed, bi-temporal columns (inside the setup transaction)."""
+    add_columns(conn, MIGRATIONS)
+
 
 _Q_FACT = "SELECT * FROM facts WHERE uid = ? AND tenant = ?"
 _INSERT = insert_sql("facts", Fact, verb="INSERT OR IGNORE")
+_LIST = """SELECT * FROM facts WHERE tenant = :tenant AND (:all OR superseded_by IS NULL)
+    AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
+    AND (:subject IS NULL OR subject = :subject)
+    AND (:attribute IS NULL OR attribute = :attribute)
+    ORDER BY valid_from, uid"""
 
 
 def fact_of(row: sqlite3.Row) -> Fact:
@@ -87,6 +139,39 @@ def _supersede(conn: Conn, tenant: str, old_uid: str, new: Fact, at: datetime) -
     return stored
 
 
+def _link_subject(conn: Conn, tenant: str, fact_uid: str, key: str) -> bool:
+    with immediate(conn):
+        fact = conn.execute(_Q_FACT, (fact_uid, tenant)).fetchone()
+        entity = conn.execute(
+            "SELECT 1 FROM entities WHERE tenant = ? AND key = ?", (tenant, key)
+        ).fetchone()
+        if fact is None or entity is None:
+            return False
+        conn.execute(
+            "INSERT OR IGNORE INTO about (fact_uid, tenant, entity_key) VALUES (?, ?, ?)",
+            (fact_uid, tenant, key),
+        )
+    return True
+
+
+def _link_cause(conn: Conn, tenant: str, fact_uid: str, cause_uid: str) -> bool:
+    with immediate(conn):
+        if conn.execute(_Q_FACT, (fact_uid, tenant)).fetchone() is None:
+            return False
+        if conn.execute(_Q_FACT, (cause_uid, tenant)).fetchone() is not None:
+            kind = "fact"
+        elif episode_exists(conn, tenant, cause_uid):
+            kind = "episode"
+        else:
+            return False
+        conn.execute(
+            "INSERT OR IGNORE INTO led_to (cause_uid, cause_kind, fact_uid, tenant) "
+            "VALUES (?, ?, ?, ?)",
+            (cause_uid, kind, fact_uid, tenant),
+        )
+    return True
+
+
 class SqliteFacts(SqliteConnection, FactStore):
     """The fact part of `SqliteGraphStore`."""
 
@@ -107,14 +192,24 @@ class SqliteFacts(SqliteConnection, FactStore):
         rows = await self._fetch(_Q_FACT, (uid, tenant))
         return fact_of(rows[0]) if rows else None
 
-    async def list_facts(self, tenant: str, *, include_superseded: bool = False) -> list[Fact]:
-        """Facts of the tenant, by (valid_from, uid); current ones only unless asked."""
+    async def _get_facts(self, tenant: str, uids: list[str]) -> list[Fact]:
         rows = await self._fetch(
-            "SELECT * FROM facts WHERE tenant = ? AND (? OR superseded_by IS NULL) "
-            "ORDER BY valid_from, uid",
-            (tenant, int(include_superseded)),
+            "SELECT * FROM facts WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            (tenant, json_list(uids)),
         )
         return [fact_of(r) for r in rows]
+
+    async def _list_facts(
+        self, tenant: str, include_superseded: bool, flt: FactFilter
+    ) -> list[Fact]:
+        params = {
+            "tenant": tenant,
+            "all": int(include_superseded),
+            "kinds": None if flt.kinds is None else json_list([k.value for k in flt.kinds]),
+            "subject": flt.subject,
+            "attribute": flt.attribute,
+        }
+        return [fact_of(r) for r in await self._fetch(_LIST, params)]
 
     async def fact_sources(self, tenant: str, fact_uid: str) -> list[str]:
         """Uids of episodes that state the fact, sorted."""
@@ -123,3 +218,41 @@ class SqliteFacts(SqliteConnection, FactStore):
             (fact_uid, tenant),
         )
         return [r[0] for r in rows]
+
+    async def _sources_of_facts(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        rows = await self._fetch(
+            "SELECT fact_uid, episode_uid FROM states WHERE tenant = ? "
+            "AND fact_uid IN (SELECT value FROM json_each(?))",
+            (tenant, json_list(uids)),
+        )
+        out: dict[str, list[str]] = {}
+        for fact_uid, episode_uid in rows:
+            out.setdefault(fact_uid, []).append(episode_uid)
+        return out
+
+    async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
+        return await self._run(_link_subject, tenant, fact_uid, key)
+
+    async def _facts_about(self, tenant: str, key: str, include_superseded: bool) -> list[Fact]:
+        rows = await self._fetch(
+            "SELECT f.* FROM about a JOIN facts f ON f.uid = a.fact_uid "
+            "WHERE a.tenant = ? AND a.entity_key = ? AND (? OR f.superseded_by IS NULL) "
+            "ORDER BY f.valid_from, f.uid",
+            (tenant, key, int(include_superseded)),
+        )
+        return [fact_of(r) for r in rows]
+
+    async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
+        return await self._run(_link_cause, tenant, fact_uid, cause_uid)
+
+    async def causes_of(self, tenant: str, fact_uid: str) -> list[Cause]:
+        """What led to the fact (LED_TO edges into it), by (kind, uid)."""
+        # An episode cause may have been deleted since (facts are never deleted alone).
+        rows = await self._fetch(
+            "SELECT cause_kind, cause_uid FROM led_to l WHERE tenant = ? AND fact_uid = ? "
+            "AND (cause_kind = 'fact' OR EXISTS "
+            "(SELECT 1 FROM episodes e WHERE e.uid = l.cause_uid AND e.tenant = l.tenant)) "
+            "ORDER BY cause_kind, cause_uid",
+            (tenant, fact_uid),
+        )
+        return [Cause(kind=r[0], uid=r[1]) for r in rows]

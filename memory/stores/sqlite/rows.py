@@ -2,7 +2,7 @@
 
 A column is named after its field. Conversions by kind: datetimes are fixed-width ISO-8601 UTC
 strings (`2024-05-01T12:00:00.000000+00:00`, so string order is time order and indexes on them
-sort chronologically), enums their value, booleans 0/1, nested records JSON text; text and numbers
+sort chronologically), enums their value, booleans 0/1, nested records and text lists JSON text; text and numbers
 are stored as they are. Statements built here splice in only table and field names from our own
 code (the kind modules build them once, at import); every value is a bound parameter.
 """
@@ -51,6 +51,8 @@ def _encode(spec: FieldSpec, value: object) -> object:
         return int(cast(bool, value))
     if spec.kind is FieldKind.RECORD:
         return cast(Record, value).model_dump_json()
+    if spec.kind is FieldKind.TEXT_LIST:
+        return json_list(cast(tuple[str, ...], value))
     return value
 
 
@@ -65,6 +67,8 @@ def _decode(spec: FieldSpec, value: object) -> object:
         return bool(value)
     if spec.kind is FieldKind.RECORD:
         return cast(type[Record], spec.type).model_validate_json(cast(str, value))
+    if spec.kind is FieldKind.TEXT_LIST:
+        return tuple(json.loads(cast(str, value)))
     return value
 
 

@@ -1,0 +1,182 @@
+"""Knowledge that stays true, on every graph backend (real SQLite or Neo4j, Qdrant in memory, the
+real embedder, offline heuristics): the moved-city story, history, endings, subjects, causes,
+and processing an episode twice (or after a crash) leaving the stores as processing it once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from graph.bookkeeping import run_episode
+from memory.episodes import remember, sweep
+from memory.recipes import SIMPLE
+from memory.retrieval import retrieve
+from memory.schema import EpisodeStatus, FactKind
+from memory.services import Services
+
+T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
+STORY = [
+    (0, "I live in Lyon, in a small flat near the old town."),
+    (20, "I work at Acme Logistics as a data analyst."),
+    (60, "My brother Yusuf lives in Leeds."),
+    (155, "We finally moved to Porto last week!"),
+    (170, "My sister still lives in Lyon, so I visit her often."),
+    (200, "After all the long commutes I decided to work closer to home."),
+    (230, "I quit my job."),
+]
+LATER = T0 + timedelta(days=300)
+
+
+async def tell(services: Services, tenant: str, story: list[tuple[int, str]]) -> list[str]:
+    """Each line as a user turn of its day, through remember and the bookkeeping graph."""
+    uids = []
+    for day, text in story:
+        done = await remember(
+            services,
+            tenant=tenant,
+            thread_id=f"day-{day}",
+            user_text=text,
+            agent_text="Noted.",
+            at=T0 + timedelta(days=day),
+        )
+        await run_episode(services, tenant, done.uid)
+        uids.append(done.uid)
+    return uids
+
+
+async def test_the_moved_city_story(services: Services) -> None:
+    uids = await tell(services, "nora", STORY)
+    graph = services.graph
+    current = await graph.list_facts("nora", subject="user", attribute="home")
+    (porto,) = current
+    assert porto.value == "Porto" and porto.kind is FactKind.ATTRIBUTE
+    assert await graph.fact_sources("nora", porto.uid) == [uids[3]]
+    history = await graph.list_facts(
+        "nora", subject="user", attribute="home", include_superseded=True
+    )
+    (lyon,) = [f for f in history if f.value == "Lyon"]
+    assert lyon.superseded_by == porto.uid and lyon.valid_to == porto.valid_from
+    assert lyon.learned_at == T0 and porto.learned_at == T0 + timedelta(days=155)
+
+    # the sister's Lyon is hers: it does not bring the user back to Lyon
+    (sister,) = await graph.list_facts("nora", subject="user's sister")
+    assert sister.value == "Lyon" and sister.superseded_by is None
+    # a named person's facts are reachable from the person
+    about = await graph.facts_about("nora", "Yusuf")
+    assert sorted((f.attribute, f.value) for f in about) == [
+        ("brother", "Yusuf"),
+        ("home", "Leeds"),
+    ]
+
+    # "I quit my job" ends the job without a new value; nothing is deleted
+    jobs = await graph.list_facts("nora", attribute="work", include_superseded=True)
+    acme = next(f for f in jobs if f.value == "Acme Logistics")
+    ending = next(f for f in jobs if f.uid == acme.superseded_by)
+    assert ending.kind is FactKind.EVENT and "quit" in ending.text
+    assert await graph.fact_sources("nora", ending.uid) == [uids[6]]
+
+    now = await retrieve(services, "nora", "Where do I live now?", SIMPLE, LATER)
+    assert now[0].kind == "fact" and now[0].uid == porto.uid
+    assert now[0].sources == [uids[3]]
+    rank = {c.uid: i for i, c in enumerate(now)}
+    assert rank[porto.uid] < rank.get(uids[0], len(now))
+    assert rank[porto.uid] < rank.get(lyon.uid, len(now))
+
+    before = await retrieve(services, "nora", "Where did I live before?", SIMPLE, LATER)
+    top = [c for c in before[:3]]
+    assert any(c.uid in (lyon.uid, uids[0]) for c in top)
+
+
+async def test_a_decision_links_to_what_motivated_it(services: Services) -> None:
+    story = [
+        (0, "My commute to the office takes two hours every day and it exhausts me."),
+        (40, "I decided to look for a job closer to home because of the commute."),
+    ]
+    uids = await tell(services, "sam", story)
+    (decision,) = await services.graph.list_facts("sam", kinds=[FactKind.DECISION])
+    (cause,) = await services.graph.causes_of("sam", decision.uid)
+    # no fact captured the commute, so the turn itself is the cause
+    assert (cause.kind, cause.uid) == ("episode", uids[0])
+    found = await retrieve(services, "sam", "Why did I decide to change jobs?", SIMPLE, LATER)
+    assert {decision.uid, uids[0]} <= {c.uid for c in found[:4]}
+
+
+async def snapshot(services: Services, tenant: str) -> dict[str, Any]:
+    """The knowledge of a tenant by content (uids differ between tenants)."""
+    graph = services.graph
+    facts = await graph.list_facts(tenant, include_superseded=True)
+    texts = {f.uid: f.text for f in facts}
+    sources = await graph.sources_of_facts(tenant, [f.uid for f in facts])
+    episodes = {
+        e.uid: e.user_text for e in await graph.get_episodes(tenant, sum(sources.values(), []))
+    }
+    rows = []
+    for f in facts:
+        causes = [texts.get(c.uid, c.uid) for c in await graph.causes_of(tenant, f.uid)]
+        rows.append(
+            (
+                f.text,
+                f.kind.value,
+                f.subject,
+                f.attribute,
+                f.value,
+                f.valid_from,
+                f.valid_to,
+                texts.get(f.superseded_by or "", None),
+                tuple(episodes[s] for s in sources[f.uid]),
+                tuple(causes),
+            )
+        )
+    return {
+        "facts": sorted(rows, key=repr),
+        "points": await services.vectors.count("knowledge", tenant),
+    }
+
+
+async def test_processing_twice_or_after_a_crash_is_processing_once(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await tell(services, "once", STORY)
+    expected = await snapshot(services, "once")
+    assert expected["facts"] and expected["points"] == len(expected["facts"])
+
+    uids = await tell(services, "twice", STORY)
+    for uid in uids:  # everything processed: re-running changes nothing
+        await run_episode(services, "twice", uid)
+    assert await snapshot(services, "twice") == expected
+
+    real = services.vectors.upsert
+    crashed: list[str] = []
+
+    async def crash_once(kind: Any, points: Any) -> None:
+        if kind == "knowledge" and not crashed:
+            crashed.append(kind)
+            raise ConnectionError("vector store went away mid-stage")
+        await real(kind, points)
+
+    monkeypatch.setattr(services.vectors, "upsert", crash_once)
+    story = list(STORY)
+    with pytest.raises(ConnectionError):
+        await tell(services, "crash", story)
+    monkeypatch.setattr(services.vectors, "upsert", real)
+    left = await services.graph.list_by_status("crash", [EpisodeStatus.INDEXED], limit=10)
+    assert len(left) == 1  # the stage failed after indexing: the episode waits at `indexed`
+    done = len(await services.graph.list_episode_uids("crash"))
+    for day, text in story[done:]:
+        await remember(
+            services,
+            tenant="crash",
+            thread_id=f"day-{day}",
+            user_text=text,
+            agent_text="Noted.",
+            at=T0 + timedelta(days=day),
+        )
+
+    async def process(episode: Any) -> None:
+        await run_episode(services, "crash", episode.uid)
+
+    report = await sweep(services, tenant="crash", process=process)
+    assert report.ok
+    assert await snapshot(services, "crash") == expected
