@@ -13,6 +13,12 @@
   the `has_answer` turns (their sessions: `answer_session_ids`), abstention questions (`_abs`) left out, and the question dated no
   earlier than a minute after the last session.
 
+- `demo`: a conversation in the demo's format (`cli/data/sample_conversation.json`: sessions
+  of user/agent turns `days_ago` a fixed day, and questions with the words their answer must
+  contain). Turns are `<session>:<k>`, role user/assistant; a question's evidence is the user
+  turns holding all its expected words. The repository's notebooks use it when the benchmarks
+  are not beside the clone (`notebooks/data/sample.memeval.jsonl` is this, converted).
+
 Pure data work: no stores, no models.
 """
 
@@ -209,7 +215,73 @@ def convert_longmemeval(path: Path) -> Iterator[dict[str, Any]]:
                 yield conversation
 
 
-CONVERTERS = {"locomo": convert_locomo, "longmemeval": convert_longmemeval}
+DEMO_DAY = datetime(2026, 1, 15)
+"""The day the demo format's `days_ago` counts back from (the questions are asked on it)."""
+
+
+def convert_demo(path: Path) -> Iterator[dict[str, Any]]:
+    """The demo-format conversation at `path` as one memeval conversation."""
+    data = _load(path)
+    try:
+        sessions, turns_of = [], {}
+        for s in data["sessions"]:
+            hour, minute = (int(x) for x in str(s.get("time", "12:00")).split(":"))
+            day = DEMO_DAY - timedelta(days=int(s["days_ago"]))
+            turns = []
+            for k, t in enumerate(s["turns"], start=1):
+                turns.append(
+                    {
+                        "id": f"{s['id']}:{2 * k - 1}",
+                        "speaker": "user",
+                        "role": "user",
+                        "text": str(t["user"]),
+                    }
+                )
+                turns.append(
+                    {
+                        "id": f"{s['id']}:{2 * k}",
+                        "speaker": "assistant",
+                        "role": "assistant",
+                        "text": str(t["agent"]),
+                    }
+                )
+            date = day.replace(hour=hour, minute=minute).isoformat(timespec="minutes")
+            sessions.append({"id": str(s["id"]), "date": date, "turns": turns})
+            turns_of[str(s["id"])] = turns
+        questions = []
+        for n, q in enumerate(data["questions"]):
+            words = [str(w).lower() for w in q["expect"]]
+            evidence = [
+                (sid, t["id"])
+                for sid, turns in turns_of.items()
+                for t in turns
+                if t["role"] == "user"
+                and all(re.search(rf"\b{re.escape(w)}\b", t["text"].lower()) for w in words)
+            ]
+            if not evidence:
+                continue
+            questions.append(
+                {
+                    "id": f"demo-q{n}",
+                    "question": str(q["question"]),
+                    "date": DEMO_DAY.isoformat(timespec="minutes"),
+                    "category": "single-hop",
+                    "answer": ", ".join(map(str, q["expect"])),
+                    "evidence": [tid for _, tid in evidence],
+                    "evidence_sessions": sorted({sid for sid, _ in evidence}),
+                }
+            )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ConvertError(f"{path}: not the demo format ({type(exc).__name__}: {exc})") from None
+    yield {
+        "id": str(data.get("user_id", "demo")),
+        "source": "mneme-demo",
+        "sessions": sessions,
+        "questions": questions,
+    }
+
+
+CONVERTERS = {"locomo": convert_locomo, "longmemeval": convert_longmemeval, "demo": convert_demo}
 
 
 def convert(benchmark: str, raw: Path, out: Path) -> int:

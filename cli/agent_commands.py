@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
@@ -100,7 +101,7 @@ async def ingest_sample(
 ) -> tuple[list[str], int]:
     """Remember every sample turn at its (relative) time; return the uids and how many were new."""
     from memory.episodes import remember
-    from memory.schema import utcnow
+    from memory.schema import episode_uid, utcnow
 
     tz = ZoneInfo(sample.get("timezone", "UTC"))
     now = utcnow()
@@ -116,6 +117,7 @@ async def ingest_sample(
             user_text=t["user"],
             agent_text=t["agent"],
             at=at,
+            uid=episode_uid(user_id, session["id"], f"turn:{i}"),  # a re-run writes nothing
         )
         uids.append(result.uid)
         new += not result.duplicate
@@ -162,7 +164,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             f"({new} new, {len(uids) - new} already remembered)\n"
         )
         app = compiled_agent()
-        misses = 0
+        misses = strict = 0
         for n, q in enumerate(sample["questions"], start=1):
             state = await ask(
                 app,
@@ -172,9 +174,14 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
                 timezone=sample.get("timezone", "UTC"),
             )
             answer = str(state["messages"][-1].content)
-            hit = any(e.lower() in answer.lower() for e in q.get("expect", []))
+            expect = [e.lower() for e in q.get("expect", [])]
+            hit = all(e in answer.lower() for e in expect)
+            used = sorted(state.get("memories") or [], key=lambda m: int(m.get("rank") or 10**6))
+            first_right = bool(used) and all(e in str(used[0]["content"]).lower() for e in expect)
             misses += not hit
+            strict += first_right
             mark = "[green]recalled[/]" if hit else "[yellow]not recalled[/]"
+            mark += "" if first_right else " [yellow](first memory is not the answer)[/]"
             body = Table.grid(expand=True)
             body.add_row(f"[bold]{safe(answer)}[/]")
             if state.get("memories"):
@@ -191,7 +198,10 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
                 Panel(body, title=f"Q{n}: {safe(q['question'])}  {mark}", title_align="left")
             )
         total = len(sample["questions"])
-        console.print(f"\n[bold]{total - misses}/{total}[/] questions answered from memory.")
+        console.print(
+            f"\n[bold]{total - misses}/{total}[/] questions answered from memory; "
+            f"[bold]{strict}/{total}[/] with the right memory first (the strict check)."
+        )
     return misses
 
 
@@ -231,6 +241,15 @@ async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **c
     return state.values
 
 
+CHAT_COMMAND = re.compile(r"^/[A-Za-z][\w-]*$")
+"""A chat line that is one slash word is a command for the REPL, not a message."""
+
+CHAT_HELP = (
+    "Commands: /help (this list), /memories (show or hide the memories each reply used), "
+    "/quit. Anything else is said to mneme and remembered."
+)
+
+
 async def run_chat(
     user_id: str,
     thread_id: str,
@@ -247,7 +266,7 @@ async def run_chat(
         app = compiled_agent()
         console.print(
             f"[bold]mneme chat[/] as [cyan]{safe(user_id)}[/] (thread {safe(thread_id)}), "
-            f"memory in {safe(str(services.settings.data_dir))}. Type /quit to leave."
+            f"memory in {safe(str(services.settings.data_dir))}. /help lists commands."
         )
         note_data_dir(services.settings)
         while True:
@@ -255,9 +274,20 @@ async def run_chat(
                 text = await asyncio.to_thread(read, "you> ")
             except (EOFError, KeyboardInterrupt):
                 break
-            if text.strip() in ("/quit", "/exit"):
+            command = text.strip()
+            if command in ("/quit", "/exit"):
                 break
-            if not text.strip():
+            if not command:
+                continue
+            if CHAT_COMMAND.match(command):  # commands are not memories: never sent or stored
+                if command == "/memories":
+                    show_memories = not show_memories
+                    console.print(f"memories shown: {'on' if show_memories else 'off'}")
+                else:
+                    known = command == "/help"
+                    console.print(
+                        ("" if known else f"unknown command {safe(command)}. ") + CHAT_HELP
+                    )
                 continue
             size = len(text.encode("utf-8", "surrogatepass"))
             if size > services.settings.max_message_bytes:

@@ -87,10 +87,16 @@ def beliefs_table(rows: list[tuple[Belief, int, int]], sponge: SpongeStatus) -> 
     return table
 
 
-def snapshot_text(snapshots: list[PersonalitySnapshot], history: bool) -> str:
-    """The current snapshot, or every version newest first with its change in length."""
+def snapshot_text(
+    snapshots: list[PersonalitySnapshot], history: bool, sponge: SpongeStatus | None = None
+) -> str:
+    """The current snapshot, or every version newest first with its change in length; with the
+    sponge's status, what reflection has done (the same counts `mneme beliefs` shows)."""
     if not snapshots:
-        return "No personality snapshot yet: it is written by the first reflection."
+        return (
+            "No personality snapshot yet: the first conversation writes one (the starting "
+            "personality), and reflection revises it."
+        )
     shown = snapshots if history else snapshots[:1]
     parts = []
     for i, s in enumerate(shown):
@@ -98,10 +104,16 @@ def snapshot_text(snapshots: list[PersonalitySnapshot], history: bool) -> str:
         delta = f", {len(s.text) - len(older.text):+d} chars" if older else ""
         head = f"v{s.version}  {s.created_at.strftime('%Y-%m-%d %H:%M')} UTC  ({len(s.text)} chars{delta})"
         parts.append(f"[bold]{head}[/]\n{safe(s.text)}")
+    if sponge is not None:
+        revised = len(snapshots) - 1
+        parts.append(
+            f"[dim]{sponge.state.reflections} reflections so far; {revised} revised the snapshot "
+            "(version 1 is the starting personality)[/]"
+        )
     return "\n\n".join(parts)
 
 
-def beliefs(user: str = typer.Option("default", "--user", help=USER_HELP)) -> None:
+def beliefs(user: str = typer.Option(..., "--user", help=USER_HELP)) -> None:
     """List the agent's beliefs: stance, confidence, evidence counts, contested flags."""
 
     async def main(graph: GraphStore) -> tuple[list[tuple[Belief, int, int]], SpongeStatus]:
@@ -117,12 +129,13 @@ def beliefs(user: str = typer.Option("default", "--user", help=USER_HELP)) -> No
 
 
 def snapshot(
-    user: str = typer.Option("default", "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", help=USER_HELP),
     history: bool = typer.Option(False, "--history", help="Every version, newest first."),
 ) -> None:
     """Show the personality snapshot (the sponge), or its whole version history."""
 
-    async def main(graph: GraphStore) -> list[PersonalitySnapshot]:
-        return await graph.snapshot_history(user)
+    async def main(graph: GraphStore) -> tuple[list[PersonalitySnapshot], SpongeStatus]:
+        return await graph.snapshot_history(user), await status(graph, user)
 
-    console.print(snapshot_text(_run(main), history))
+    snapshots, sponge = _run(main)
+    console.print(snapshot_text(snapshots, history, sponge))

@@ -38,7 +38,9 @@ def write(
 
 
 def search(
-    sizes: str = typer.Option("10000", help="Comma-separated point counts (100000 takes minutes)."),
+    sizes: str = typer.Option(
+        "2000", help="Comma-separated point counts (10000 and more: minutes, mostly HNSW build)."
+    ),
     recall: int = typer.Option(
         0, min=0, help="Also measure recall@10 against exact search on this many real embeddings."
     ),
@@ -87,8 +89,8 @@ def search(
 
 
 def turn(
-    sizes: str = typer.Option("1000,10000", help="Comma-separated episode counts."),
-    turns: int = typer.Option(50, min=1, help="Agent turns per size."),
+    sizes: str = typer.Option("1000", help="Comma-separated episode counts (10000: minutes)."),
+    turns: int = typer.Option(30, min=1, help="Agent turns per size."),
 ) -> None:
     """Per-turn time in the memory layer (no LLM, no embedding) at the given sizes."""
     from bench.turn import bench_turn
@@ -98,8 +100,10 @@ def turn(
 
 
 def retrieve(
-    sizes: str = typer.Option("10000", help="Comma-separated derivative counts (100000: minutes)."),
-    queries: int = typer.Option(50, min=1, help="Questions per recipe and size."),
+    sizes: str = typer.Option(
+        "1000", help="Comma-separated derivative counts (10000 and more: minutes)."
+    ),
+    queries: int = typer.Option(20, min=1, help="Questions per recipe and size."),
     long: bool = typer.Option(True, "--long/--short-only", help="Also a long-turn fixture."),
 ) -> None:
     """The whole `retrieve` (query embedding excluded) at scale on the embedded default."""
@@ -110,8 +114,8 @@ def retrieve(
 
 
 def faults(
-    turns: int = typer.Option(1000, min=1, help="Agent turns to acknowledge."),
-    kills: int = typer.Option(25, min=0, help="SIGKILLs of the agent process at random points."),
+    turns: int = typer.Option(50, min=1, help="Agent turns to acknowledge (1000: minutes)."),
+    kills: int = typer.Option(3, min=0, help="SIGKILLs of the agent process at random points."),
     seed: int = typer.Option(1, help="Seed of the fault schedule."),
     work: str = typer.Option("", help="Working directory (default: a new temporary one)."),
 ) -> None:
@@ -130,6 +134,23 @@ def faults(
     console.print(f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}; work dir {where}")
     if report.lost or report.duplicates or report.orphans or not report.doctor_ok:
         raise typer.Exit(1)
+
+
+def rest(
+    fragments: int = typer.Option(
+        18_000,
+        "--fragments",
+        min=10,
+        help="Derivative points of the benched user (~0.55 turns each).",
+    ),
+    queries: int = typer.Option(200, "--queries", min=10, help="Searches to time."),
+) -> None:
+    """Search latency through REST (`GET /memories`) on a filled embedded memory, through a
+    real `langgraph dev` (p50/p95 from the client); prints episodes, CPUs and load."""
+    from bench.rest import bench_rest
+
+    report = bench_rest(fragments, queries)
+    console.print(json.dumps(report, indent=2))
 
 
 def poison(

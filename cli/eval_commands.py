@@ -313,12 +313,13 @@ def ablation_table(runs: dict[str | None, dict[str, dict[str, Any]]]) -> Table:
 
 
 def convert(
-    benchmark: Annotated[str, typer.Argument(help="locomo or longmemeval.")],
+    benchmark: Annotated[str, typer.Argument(help="locomo, longmemeval or demo.")],
     raw: Annotated[
         Path,
         typer.Argument(
             help="LoCoMo's data/locomo10.json, or LongMemEval's longmemeval_s_cleaned.json "
-            "(or a directory of its per-question JSON files)."
+            "(or a directory of its per-question JSON files), or a conversation in the demo's "
+            "format (cli/data/sample_conversation.json)."
         ),
     ],
     out: Annotated[Path, typer.Argument(help="The memeval .jsonl file to write.")],

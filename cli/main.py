@@ -18,6 +18,7 @@ from cli import (
     eval_commands,
     keys_commands,
     knowledge_commands,
+    mcp_commands,
     store_commands,
 )
 
@@ -51,6 +52,7 @@ app.command()(store_commands.doctor)
 app.command()(store_commands.sweep)
 app.command()(store_commands.reindex)
 app.command()(store_commands.optimize)
+app.command()(mcp_commands.mcp)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
@@ -68,6 +70,7 @@ bench_app.command("turn")(bench_commands.turn)
 bench_app.command("retrieve")(bench_commands.retrieve)
 bench_app.command("faults")(bench_commands.faults)
 bench_app.command("poison")(bench_commands.poison)
+bench_app.command("rest")(bench_commands.rest)
 app.add_typer(bench_app, name="bench")
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import ConfigDict
+
 DEFAULT_CORE_IDENTITY = (
     "You are mneme, a warm, curious and honest companion with a long-term memory. You remember "
     "what people tell you across conversations and use it to be helpful. You never invent "
@@ -32,6 +34,10 @@ class ContextError(ValueError):
 @dataclass(kw_only=True)
 class Context:
     """How one run of the agent behaves and whose memory it uses."""
+
+    # The field docstrings below become the descriptions of the JSON schema the server publishes
+    # (`/assistants/{id}/schemas`), which LangGraph Studio shows beside each field.
+    __pydantic_config__ = ConfigDict(use_attribute_docstrings=True)
 
     user_id: str
     """The tenant: whose memories this run reads and writes. Different ids never share memory.

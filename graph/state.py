@@ -12,17 +12,24 @@ from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from memory.services.usage import merge_usage
 
+# Field docstrings become descriptions in the schemas the server publishes (Studio shows them).
+_DESCRIBED = ConfigDict(use_attribute_docstrings=True)
 
+
+@with_config(_DESCRIBED)
 class InputState(TypedDict):
     """What a caller sends: the new message(s)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+    """The new message(s) of the user, e.g. [{"role": "user", "content": "I moved to Porto"}]."""
 
 
+@with_config(_DESCRIBED)
 class AgentState(TypedDict, total=False):
     """Everything the agent loop reads and writes during a turn."""
 
@@ -63,12 +70,15 @@ class AgentState(TypedDict, total=False):
     """LLM calls, fallbacks and tokens of this turn (reset at the start of each turn)."""
 
 
+@with_config(_DESCRIBED)
 class BookkeepingInput(TypedDict):
     """Which episode to process (whose it is comes from the run's context)."""
 
     episode_uid: str
+    """The uid of one of the caller's episodes (as the agent's state reports it)."""
 
 
+@with_config(_DESCRIBED)
 class BookkeepingState(TypedDict, total=False):
     """Progress of one episode through bookkeeping."""
 

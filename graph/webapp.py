@@ -1,6 +1,8 @@
 """The HTTP app mounted by `langgraph dev` / LangGraph Server (`http.app` in langgraph.json).
 
-It adds no routes; its lifespan says how callers are authenticated (loudly when no key is
+A FastAPI app, so that its routes' schemas join the server's `/openapi.json`: the memory REST
+routes of `graph/rest.py`, behind the same authentication as the graphs
+(`enable_custom_route_auth`). Its lifespan says how callers are authenticated (loudly when no key is
 configured: then only loopback clients are served), opens the process services when the server
 starts and starts their bookkeeping queue (whose first acts are draining the outbox and the
 start-up sweep), and closes both when it stops: queued episodes stay `pending` for the next
@@ -13,13 +15,15 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from starlette.applications import Starlette
+from fastapi import FastAPI
+
+from graph.rest import router
 
 log = logging.getLogger("mneme.server")
 
 
 @asynccontextmanager
-async def lifespan(app: Starlette) -> AsyncIterator[None]:
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open long-lived clients once per server process; close them on shutdown."""
     import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
     from graph.auth import keyring
@@ -52,4 +56,16 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await close_services()
 
 
-app = Starlette(lifespan=lifespan)
+app = FastAPI(
+    title="mneme",
+    summary="Long-term memory for agents: the memory REST routes",
+    lifespan=lifespan,
+    docs_url=None,
+    redoc_url=None,
+    openapi_url=None,
+)
+"""`langgraph dev` serves `/docs` and `/openapi.json` itself, with these routes merged in."""
+# The routes are added one by one rather than with `include_router`: FastAPI 0.165 includes a
+# router as one lazy `_IncludedRouter` entry, which the server's per-route auth middleware
+# cannot wrap ("route ... has no app").
+app.router.routes.extend(router.routes)

@@ -39,6 +39,7 @@ from memory.fact_search import (
 )
 from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
 from memory.query import addresses_agent
+from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
@@ -327,6 +328,11 @@ async def retrieve(
                 about_agent,
             )
         )
+    for c in out:
+        episode = episodes[c.episode_uid]
+        if is_bare_question(episode.user_text, episode.agent_text):
+            c.score *= BARE_QUESTION_FACTOR  # kept, never above the statements that answer it
+            c.sides = {side: value * BARE_QUESTION_FACTOR for side, value in c.sides.items()}
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:

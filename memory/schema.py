@@ -125,6 +125,7 @@ class EntityType(StrEnum):
     """Kinds of named things the graph tracks."""
 
     PERSON = "Person"
+    PET = "Pet"
     PLACE = "Place"
     ORGANIZATION = "Organization"
     OBJECT = "Object"

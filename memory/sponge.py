@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.schema import as_utc, utcnow
+from memory.schema import PersonalitySnapshot, as_utc, utcnow
 from memory.stores.base import GraphStore
 
 if TYPE_CHECKING:
@@ -177,3 +177,15 @@ async def finish_reflection(
         state.last_reflection_at = (as_utc(at) if at else utcnow()).isoformat()
         await _write(graph, tenant, state)
     return state
+
+
+async def first_snapshot(
+    services: Services, tenant: str, text: str, at: datetime
+) -> PersonalitySnapshot | None:
+    """Write the tenant's first personality snapshot (version 1, the starting personality) when
+    it has none; None when one exists. Run at the tenant's first processed episode, so
+    `mneme snapshot` is never empty once someone has talked to the agent."""
+    async with services.locks.get("sponge", tenant):
+        if await services.graph.current_snapshot(tenant) is not None:
+            return None
+        return await services.graph.add_snapshot(tenant, text, at)

@@ -33,6 +33,7 @@ from memory.episodes import index_episode
 from memory.schema import EntityType, Episode, EpisodeStatus, Fact
 from memory.services import Services, get_services
 from memory.services.usage import Usage
+from memory.sponge import first_snapshot
 from memory.stores.base import NotFound
 from nodes.extract import (
     Chunk,
@@ -47,6 +48,7 @@ from nodes.fallback import stage_note
 from nodes.knowledge import known_facts, read_window
 from nodes.provenance import belief_provenance
 from nodes.reflection import reflect
+from nodes.respond import DEFAULT_SNAPSHOT
 
 log = logging.getLogger("mneme.bookkeeping")
 
@@ -158,11 +160,16 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
     ctx = context_of(runtime.context)
     services, episode = await _current(state, runtime)
     usage = Usage()
+    notes = list(state.get("notes") or [])
+    try:  # the sponge exists from the first turn: version 1 is the starting personality
+        await first_snapshot(services, episode.tenant, DEFAULT_SNAPSHOT, episode.created_at)
+    except Exception as exc:
+        notes.append(_note("first snapshot", exc))
     try:
         result = await belief_provenance(services, episode, usage=usage, model=ctx.model_structured)
     except Exception as exc:
         note = _note("beliefs", exc)
-        return {"beliefs": [], "reflected": False, "notes": [*state.get("notes", []), note]}
+        return {"beliefs": [], "reflected": False, "notes": [*notes, note]}
     reflected = False
     if result.reflection_due:
         try:
@@ -181,6 +188,7 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
         "reflected": reflected,
         "proposed_features": result.features,
         "feature_counters": result.counters,
+        "notes": notes,
         "usage": usage.update(),
     }
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 
+from memory.questions import OFFLINE_ECHO
+
 PROMPT_CHARS = 4000
 """How much of the user's message a decision prompt (route, ESS, rerank) sees."""
 
@@ -35,6 +37,8 @@ def is_question(text: str) -> bool:
 
 def without_recall_echo(agent_text: str) -> str:
     """An agent reply minus memories it quoted back (so they are not remembered twice)."""
+    if OFFLINE_ECHO.match(agent_text):
+        return ""
     if not agent_text.startswith(RECALL_HEADER):
         return agent_text
     lines = agent_text.splitlines()[1:]

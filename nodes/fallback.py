@@ -12,8 +12,8 @@ log = logging.getLogger("mneme.bookkeeping")
 
 
 def stage_note(stage: str, exc: BaseException) -> str:
-    """The note for a failed stage (re-raises `StoreUnavailable`)."""
-    if isinstance(exc, StoreUnavailable):
+    """The note for a failed stage (re-raises `StoreUnavailable` and `OSError`)."""
+    if isinstance(exc, StoreUnavailable | OSError):
         raise exc  # wait for the store: the retry handles it
     log.warning("bookkeeping stage %s failed; doing what it still can", stage, exc_info=exc)
     return f"{stage}: {type(exc).__name__}: {str(exc)[:200]}"

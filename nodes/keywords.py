@@ -9,6 +9,7 @@ import re
 from collections import Counter
 
 from memory.schema import EntityType, topic_slug
+from nodes.entity_types import entity_type, named_at_start
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -26,27 +27,23 @@ STOPWORDS = frozenset(
 
 _POSSESSIVE = re.compile(r"'s$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
-_NAME_WORD = r"[A-Z][a-zA-Z\-']{1,39}(?![a-zA-Z\-'])"
+_UPPER = "A-ZÀ-ÖØ-Þ"
+_LETTER = "a-zA-ZÀ-ÖØ-öø-ÿ"
+_NAME_WORD = rf"[{_UPPER}][{_LETTER}\-']{{1,39}}(?![{_LETTER}\-'])"
 _NAME = re.compile(rf"\b({_NAME_WORD}(?:[ \t]+(?:of[ \t]+|de[ \t]+|van[ \t]+)?{_NAME_WORD})*)")
 NAME_MAX_WORDS = 5
 """A longer run of capitalised words is a heading or a list, not one name."""
 NAME_MAX_CHARS = 100
 """The longest entity name kept (the extraction schema's limit)."""
-_PLACE_CUE = re.compile(r"\b(in|at|from|to|near|visit(?:ed|ing)?|moved to|live in)\s+$", re.I)
-_ORG_SUFFIX = re.compile(
-    r"\b(Inc|Corp|Ltd|LLC|GmbH|University|College|School|Bank|Company|Labs?|Institute|Hospital)\b"
-)
-_EVENT_WORD = re.compile(r"\b(Festival|Conference|Wedding|Marathon|Summit|Party|Concert|Cup)\b")
-_EVENT_AFTER = re.compile(
-    r"\s+(marathon|festival|conference|wedding|concert|race|tournament|summit|fair)\b"
-)
+_TITLE_END = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.\s*$")
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+|\n\s*|:\s+)$")
 _NOT_NAMES = frozenset(
     """I User Agent The A An My Our Your We You It This That These Those Yes No Ok Okay Hi Hello
     Hey Thanks Thank So And But Also Or If Then What When Where Who Why How Do Did Does Is Are Can
     Could Would Should Will Just Oh Well Here There Today Tomorrow Yesterday Monday Tuesday
     Wednesday Thursday Friday Saturday Sunday January February March April May June July August
-    September October November December Big News Great Good Nice Sure Maybe Please Sorry""".split()
+    September October November December Big News Great Good Nice Sure Maybe Please Sorry Dr Mr
+    Mrs Ms Mx Prof""".split()
 )
 
 
@@ -78,19 +75,11 @@ def entities(text: str, limit: int = 10) -> list[tuple[str, EntityType]]:
         if len(words) > NAME_MAX_WORDS or len(name) > NAME_MAX_CHARS:
             continue
         before = text[: match.start()]
-        if not dropped and _SENTENCE_START.search(before) and len(words) == 1:
+        after = text[match.end() : match.end() + 60]
+        opener = not dropped and _SENTENCE_START.search(before) and not _TITLE_END.search(before)
+        if opener and len(words) == 1 and not named_at_start(after):
             continue  # a capitalised sentence opener, most likely not a name
-        after = text[match.end() : match.end() + 20].lower()
-        if _ORG_SUFFIX.search(name):
-            kind = EntityType.ORGANIZATION
-        elif _EVENT_WORD.search(name) or _EVENT_AFTER.match(after):
-            kind = EntityType.EVENT
-        elif before[-4:].lower() == "the ":
-            kind = EntityType.PLACE
-        elif _PLACE_CUE.search(before[-20:]):
-            kind = EntityType.PLACE
-        else:
-            kind = EntityType.PERSON
+        kind = entity_type(name, before, after)
         found.setdefault(name, kind)
         if len(found) >= limit:
             break

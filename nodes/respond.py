@@ -28,10 +28,8 @@ from memory.services import get_services
 from memory.services.usage import Usage
 from nodes.content import (
     HISTORY_CHARS,
-    RECALL_HEADER,
     bounded,
     content_text,
-    is_question,
 )
 from nodes.knowledge_prompt import (
     defang,
@@ -43,6 +41,7 @@ from nodes.knowledge_prompt import (
     split_memories,
 )
 from nodes.llm import generate
+from nodes.offline_answer import offline_answer
 from nodes.temporal import days_ago, describe, temporal_context, utc_from_iso
 
 log = logging.getLogger("mneme.nodes.respond")
@@ -280,19 +279,7 @@ def plain_answer(
             if remembered
             else f"{hello}Thanks for telling me."
         )
-    facts = [
-        (m, fragment)
-        for m in memories
-        for fragment in [memory_line(m)]
-        if not is_question(fragment)  # an earlier question answers nothing
-    ]
-    if not facts:
-        return "I don't remember anything about that yet."
-    lines = []
-    for m, fragment in facts[:3]:
-        when = days_ago(now, utc_from_iso(str(m["created_at"])))
-        lines.append(f"- ({when}) {bounded(fragment, BRIEF_CHARS)}")
-    return f"{RECALL_HEADER}\n" + "\n".join(lines)
+    return offline_answer(memories, text, now)
 
 
 def memory_line(memory: dict[str, Any]) -> str:
@@ -383,7 +370,8 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         )
     if reply is None:
         remembered = outcome in ("stored", "outbox")
-        reply = plain_answer(turn, facts + memories, beliefs, temporal, now, remembered)
+        by_rank = sorted(facts + memories, key=lambda m: int(m.get("rank") or 10**6))
+        reply = plain_answer(turn, by_rank, beliefs, temporal, now, remembered)
     reply += length_note(turn, outcome) + memory_note(episode)
     used = [{**m, "detail": "fact"} for m in facts] + [
         {**m, "detail": lvl} for m, lvl in zip(memories, levels, strict=True) if lvl != "omitted"

@@ -75,6 +75,16 @@ class GraphStore(
         """Raise `StoreUnavailable` (with the fix in the message) unless the store answers."""
 
     @abstractmethod
+    async def erase_tenant(self, tenant: str) -> int:
+        """Delete every node, edge and state row of the tenant; the number of records deleted
+        (nodes or rows: edges are counted on SQLite, where they are rows, not on Neo4j).
+
+        Idempotent (a second call deletes nothing and returns 0) and safe to re-run after a
+        crash part way: SQLite does it in one transaction, Neo4j in batches that each commit.
+        No other tenant's data is touched.
+        """
+
+    @abstractmethod
     async def close(self) -> None:
         """Release connections; the store is unusable afterwards."""
 

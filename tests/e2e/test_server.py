@@ -216,3 +216,21 @@ def test_bad_input_gets_clear_answers(server: str, tmp_path: Path) -> None:
             },
         ).json()
         assert missing["__error__"]["error"] == "NotFound"
+
+
+def test_published_schemas_describe_every_field(server: str) -> None:
+    """Studio renders these schemas as forms: every context and input field says what it is."""
+    with httpx.Client(base_url=server, timeout=60) as client:
+        for graph_id, inputs in [("agent", {"messages"}), ("bookkeeping", {"episode_uid"})]:
+            found = client.post("/assistants/search", json={"graph_id": graph_id}).json()
+            schemas = client.get(f"/assistants/{found[0]['assistant_id']}/schemas").json()
+            context = schemas["context_schema"]["properties"]
+            assert "user_id" in context and "user_id" in schemas["context_schema"]["required"]
+            for name, prop in context.items():
+                assert prop.get("description"), f"{graph_id} context field {name}"
+            assert context["timezone"]["default"] == "UTC"
+            assert context["memory_token_budget"]["default"] == 2000
+            published = schemas["input_schema"]["properties"]
+            assert set(published) == inputs
+            for name, prop in published.items():
+                assert prop.get("description"), f"{graph_id} input field {name}"

@@ -152,3 +152,35 @@ async def test_the_embedded_default_and_qdrant_client_rank_alike(
     # Episode uids are random, and ties are ordered by uid: compare tied episodes by their text.
     edge, client = ([sorted(r, key=lambda c: (-c[1], c[0])) for r in run] for run in rankings)
     assert edge == client
+
+
+async def test_a_bare_question_never_outranks_the_statement_that_answers_it(
+    services: Services,
+) -> None:
+    """The question is kept (it happened) but is no answer, though its words match exactly."""
+    said = await remember(
+        services,
+        tenant="q",
+        thread_id="s1",
+        user_text="I work as a nurse at the children's hospital in Leeds.",
+        agent_text="That must be rewarding.",
+        at=T0,
+    )
+    asked = []
+    for n, agent in enumerate(["", "On 8 May you told me that you work as a nurse."]):
+        done = await remember(
+            services,
+            tenant="q",
+            thread_id=f"q{n}",
+            user_text="Where do I work?",
+            agent_text=agent,
+            at=T0 + timedelta(days=n + 1),
+        )
+        asked.append(done.uid)
+    for uid in [said.uid, *asked]:
+        await run_episode(services, "q", uid)
+    found = [
+        c.episode_uid for c in await retrieve(services, "q", "Where do I work?", SIMPLE, LATER)
+    ]
+    assert found[0] == said.uid
+    assert set(asked) <= set(found)  # still found, below the answer

@@ -132,3 +132,17 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert not (tmp_path / "o.jsonl").exists()
     result = CliRunner().invoke(app, ["eval", "convert", "nope", str(raw), str(tmp_path / "o")])
     assert result.exit_code == 2 and "unknown benchmark" in result.output
+
+
+def test_demo_conversation_converts_to_the_notebooks_sample(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "sample.memeval.jsonl"
+    assert convert("demo", root / "cli" / "data" / "sample_conversation.json", out) == 1
+    assert out.read_text() == (root / "notebooks" / "data" / "sample.memeval.jsonl").read_text()
+    (conv,) = [json.loads(line) for line in out.read_text().splitlines()]
+    turns = {t["id"]: t for s in conv["sessions"] for t in s["turns"]}
+    knee = next(q for q in conv["questions"] if "knee" in q["question"])
+    assert [turns[t]["text"] for t in knee["evidence"]] == [
+        "My knee hurt after the 12 km run on Saturday, so my physio, Dr. Lefevre, told me to rest "
+        "it for a week."
+    ]  # whole words: "Brest" holds "rest" and is no evidence

@@ -68,6 +68,13 @@ class FactStore(ABC):
         else insert `new` as `add_fact` does, close the old one and return the stored new one."""
 
     @abstractmethod
+    async def delete_fact(self, tenant: str, uid: str) -> bool:
+        """Delete the tenant's fact and its edges (STATES, ABOUT, LED_TO in and out); True if it
+        existed. The facts it superseded become current again (`superseded_by` and `valid_to`
+        cleared): what replaced them is gone. For `memory.api`'s delete of the only episode
+        that stated it; the knowledge pipeline itself never deletes a fact."""
+
+    @abstractmethod
     async def get_fact(self, tenant: str, uid: str) -> Fact | None:
         """The fact with this uid, or None."""
 

@@ -86,6 +86,30 @@ RETURN found
 """
 
 
+ERASE_BATCH = 2_000
+"""Nodes deleted per transaction by `erase_tenant` (bounded memory on a large tenant)."""
+
+_ERASE_BY_LABEL: tuple[LiteralString, ...] = tuple(
+    f"MATCH (n:{label}) WHERE n.tenant = $tenant WITH n LIMIT $batch "
+    "DETACH DELETE n RETURN count(*) AS n"
+    for label in (
+        "Episode",
+        "Fact",
+        "Feature",
+        "Belief",
+        "Topic",
+        "Entity",
+        "PersonalitySnapshot",
+        "TenantState",
+    )
+)
+"""Every label of a tenant's nodes (each has a `tenant` property); labels from our own code."""
+
+_ERASE_LOCK: LiteralString = (
+    "MATCH (t:Tenant) WHERE t.id = $tenant WITH t LIMIT $batch DETACH DELETE t RETURN count(*) AS n"
+)
+
+
 def _schema_name(statement: str) -> str | None:
     """The name a schema statement creates (every statement in a SCHEMA names its rule)."""
     match = _SCHEMA_NAME.match(statement)
@@ -346,6 +370,19 @@ class Neo4jConnection:
         if not self._closed:
             self._closed = True
             await self._driver.close()
+
+    async def erase_tenant(self, tenant: str) -> int:
+        """Delete every node of the tenant with its edges, in committed batches of
+        `ERASE_BATCH`; the number of nodes deleted (re-running after a crash finishes it)."""
+        deleted = 0
+        for query in (*_ERASE_BY_LABEL, _ERASE_LOCK):
+            while True:
+                rows = await self._write(query, tenant=tenant, batch=ERASE_BATCH)
+                n = int(rows[0]["n"]) if rows else 0
+                deleted += n
+                if n < ERASE_BATCH:
+                    break
+        return deleted
 
     async def _wipe_for_tests(self) -> None:
         """Delete every node but keep the schema and its version (the contract suite's reset)."""

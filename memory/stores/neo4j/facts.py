@@ -42,6 +42,17 @@ MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant
 SET f.valid_to = $at, f.superseded_by = $by
 """
 
+_REOPEN_SUPERSEDED = """
+MATCH (old:Fact) WHERE old.tenant = $tenant AND old.superseded_by = $uid
+SET old.superseded_by = null, old.valid_to = null
+"""
+
+_DELETE_FACT = """
+MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant
+DETACH DELETE f
+RETURN count(*) AS deleted
+"""
+
 _GET_FACT = "MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant RETURN f {.*} AS f"
 _GET_FACTS = "MATCH (f:Fact) WHERE f.uid IN $uids AND f.tenant = $tenant RETURN f {.*} AS f"
 
@@ -136,6 +147,18 @@ class Neo4jFacts(Neo4jConnection, FactStore):
             params = {"tenant": tenant, "uid": old_uid, "at": at, "by": new.uid}
             await tx_run(tx, _CLOSE_FACT, params)
             return stored
+
+        return await self._tx(work)
+
+    async def delete_fact(self, tenant: str, uid: str) -> bool:
+        """Delete the fact and its edges, re-opening what it superseded; True if it existed."""
+
+        async def work(tx: AsyncTransaction) -> bool:
+            if not await tx_rows(tx, _GET_FACT, {"tenant": tenant, "uid": uid}):
+                return False
+            await tx_run(tx, _REOPEN_SUPERSEDED, {"tenant": tenant, "uid": uid})
+            rows = await tx_rows(tx, _DELETE_FACT, {"tenant": tenant, "uid": uid})
+            return bool(rows and rows[0]["deleted"])
 
         return await self._tx(work)
 

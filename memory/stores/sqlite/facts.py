@@ -139,6 +139,22 @@ def _supersede(conn: Conn, tenant: str, old_uid: str, new: Fact, at: datetime) -
     return stored
 
 
+def _delete(conn: Conn, tenant: str, uid: str) -> bool:
+    """Delete a fact and its edges; the facts it superseded are current again."""
+    with immediate(conn):
+        if conn.execute(_Q_FACT, (uid, tenant)).fetchone() is None:
+            return False
+        conn.execute(
+            "UPDATE facts SET superseded_by = NULL, valid_to = NULL "
+            "WHERE tenant = ? AND superseded_by = ?",
+            (tenant, uid),
+        )
+        conn.execute("DELETE FROM led_to WHERE tenant = ? AND cause_uid = ?", (tenant, uid))
+        # ON DELETE CASCADE removes its STATES, ABOUT and incoming LED_TO rows.
+        conn.execute("DELETE FROM facts WHERE uid = ? AND tenant = ?", (uid, tenant))
+    return True
+
+
 def _link_subject(conn: Conn, tenant: str, fact_uid: str, key: str) -> bool:
     with immediate(conn):
         fact = conn.execute(_Q_FACT, (fact_uid, tenant)).fetchone()
@@ -186,6 +202,10 @@ class SqliteFacts(SqliteConnection, FactStore):
         self, tenant: str, old_uid: str, new: Fact, at: datetime
     ) -> Fact | None:
         return await self._run(_supersede, tenant, old_uid, new, at)
+
+    async def delete_fact(self, tenant: str, uid: str) -> bool:
+        """Delete the fact and its edges, re-opening what it superseded; True if it existed."""
+        return await self._run(_delete, tenant, uid)
 
     async def get_fact(self, tenant: str, uid: str) -> Fact | None:
         """The fact with this uid, or None."""

@@ -1,0 +1,36 @@
+"""Bare questions in memory: a turn in which the user only asked something (and the agent's side
+holds nothing new) is kept as an episode (it happened, and "what did I ask you about X?" finds it)
+but is no answer: it must not outrank the statements that answer it, however well its words
+match the question asked now (they often match it word for word).
+
+Pure functions: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.contextual import speaker_label
+
+BARE_QUESTION_FACTOR = 0.6
+"""A bare question's score is scaled by this before the final sort."""
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+OFFLINE_ECHO = re.compile(
+    r"^(?:On \d{1,2} [A-Z][a-z]+(?: \d{4})?|Earlier today|Yesterday) "
+    r"(?:you told me|I told you|[^\n:\"]{1,100} said:)|^I don't remember you telling me|"
+    r"^Here is what I remember that may help:"
+)
+"""How the offline reply begins when it quotes memory back (`nodes.offline_answer`, and the
+older `nodes.content.RECALL_HEADER` list): no new information."""
+
+
+def is_bare_question(user_text: str, agent_text: str) -> bool:
+    """True when every sentence the user wrote asks something and the agent's side is empty or
+    only quoted memory back."""
+    _, said = speaker_label(user_text.strip())
+    sentences = [s for s in _SENTENCES.split(said.strip()) if s.strip()]
+    if not sentences or not all(s.rstrip().endswith("?") for s in sentences):
+        return False
+    agent = agent_text.strip()
+    return not agent or bool(OFFLINE_ECHO.match(agent))
