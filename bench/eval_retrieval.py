@@ -38,6 +38,7 @@ from bench.eval_ingest import (
 from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
 from bench.references import reference_metrics
+from memory.consolidation import consolidate, parse_level
 from memory.embeddings import Embedder, build_embedder
 from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
@@ -185,8 +186,12 @@ async def run_eval(
     bookkeep: Bookkeep | None = None,
     store: Path | None = None,
     references: bool = False,
+    consolidate_level: str | None = None,
 ) -> EvalResult:
     """Run the memeval protocol on `data`; return rankings and the summary.
+
+    `consolidate_level` (micro, daily, deep) runs that level of sleep on each conversation's
+    memory at its last session's time, after the ingest and before the questions.
 
     `chat` injects chat models (tests); by default they come from the settings with `llm`, and
     none are used without it. `store`: keep each conversation's finished ingest there and reuse
@@ -219,6 +224,7 @@ async def run_eval(
         bookkeep=bookkeep,
         store=store,
         references=references,
+        consolidate_level=consolidate_level,
     )
 
 
@@ -235,7 +241,10 @@ async def _run_eval(
     bookkeep: Bookkeep | None,
     store: Path | None,
     references: bool,
+    consolidate_level: str | None = None,
 ) -> EvalResult:
+    level = parse_level(consolidate_level) if consolidate_level else None
+    slept: dict[str, int] = {}
     if recipe_name.lower() != "auto":
         get_recipe(recipe_name)  # fail before ingesting anything
     if part:
@@ -291,6 +300,10 @@ async def _run_eval(
                     episodes += ingested.episodes
                     duplicates += ingested.duplicates
                     unindexed += len(ingested.failed)
+                    if level is not None:  # sleep at the last session's time
+                        report = await consolidate(services, tenant, level, ingested.last)
+                        for key in ("rescored", "expired", "archived", "forgotten", "protected"):
+                            slept[key] = slept.get(key, 0) + int(getattr(report, key))
                     last = ingested.last + SESSION_GAP
                     for i, q in enumerate(conv.questions, start=1):
                         now = parse_date(q.get("date")) or last
@@ -357,6 +370,7 @@ async def _run_eval(
         "conversations": len(conversations),
         "recipe": recipe_name,
         "ablate": part,
+        "consolidation": {"level": level.value, **slept} if level is not None else None,
         "llm": llm,
         "llm_usage": llm_summary(chat) if llm else None,
         "embedder": embedder.fingerprint,

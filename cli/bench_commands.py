@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from bench.write import machine
-from cli.common import console, run
+from cli.common import console, progress_bar, run
 
 
 def _sizes(text: str) -> list[int]:
@@ -174,4 +174,40 @@ def poison(
     for label, why in list(report.failed.items())[:20]:
         console.print(f"  {label}: {why}", markup=False)
     if report.failed:
+        raise typer.Exit(1)
+
+
+def sleep(
+    episodes: int = typer.Option(2000, min=100, help="Turns in the simulated year."),
+    seed: int = typer.Option(7, help="Seed of the generator."),
+    deep_every: int = typer.Option(30, min=1, help="Days between deep consolidations."),
+    scale: int = typer.Option(
+        0,
+        min=0,
+        help="Instead: time one deep consolidation of this many turns written straight to the "
+        "graph (no bookkeeping), a year on.",
+    ),
+) -> None:
+    """A simulated year with and without forgetting: vectors kept, recall@10, evidence left."""
+    import json
+
+    from bench.sleep import bench_deep_scale, bench_sleep
+
+    if scale:
+        console.print_json(json.dumps(run(lambda: bench_deep_scale(scale, seed=seed))))
+        return
+
+    with progress_bar(transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def tick(what: str, done: int, total: int) -> None:
+            bar.update(task, description=what, completed=done, total=total)
+
+        report = run(
+            lambda: bench_sleep(
+                episodes=episodes, seed=seed, deep_every_days=deep_every, progress=tick
+            )
+        )
+    console.print_json(json.dumps(report.as_dict()))
+    if any(report.unsupported.values()):
         raise typer.Exit(1)

@@ -205,11 +205,19 @@ def retrieval(
             "(the floor mneme must not fall below)."
         ),
     ] = True,
+    consolidate: Annotated[
+        str | None,
+        typer.Option(
+            help="Run this level of sleep (micro, daily, deep) on each conversation's memory "
+            "at its last session's time, before the questions.",
+        ),
+    ] = None,
 ) -> None:
     """Ingest each conversation into a fresh memory, ask its questions, score the rankings; with
     several files (by default the two development benchmarks), side by side."""
     from bench.eval_retrieval import run_eval
     from bench.memeval import EvalInputError
+    from memory.consolidation import parse_level
     from memory.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
     from memory.stores.base import StoreError
@@ -217,6 +225,8 @@ def retrieval(
     try:
         if recipe.lower() != "auto":
             get_recipe(recipe)
+        if consolidate:
+            parse_level(consolidate)
         parts = ablation_parts(ablate, PARTS)
         files = list(data) if data else dev_benchmarks(bench_dir)
     except ValueError as exc:
@@ -243,6 +253,7 @@ def retrieval(
                             limit_conversations=limit_conversations,
                             progress=tick,
                             store=store,
+                            consolidate_level=consolidate,
                             # the floor is the full recipe's; ablated runs skip it
                             references=references and (part is None or len(parts) == 1),
                         )

@@ -19,6 +19,7 @@ from cli import (
     keys_commands,
     knowledge_commands,
     mcp_commands,
+    sleep_commands,
     store_commands,
 )
 
@@ -53,6 +54,7 @@ app.command()(store_commands.sweep)
 app.command()(store_commands.reindex)
 app.command()(store_commands.optimize)
 app.command()(mcp_commands.mcp)
+app.command()(sleep_commands.consolidate)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
@@ -71,6 +73,7 @@ bench_app.command("retrieve")(bench_commands.retrieve)
 bench_app.command("faults")(bench_commands.faults)
 bench_app.command("poison")(bench_commands.poison)
 bench_app.command("rest")(bench_commands.rest)
+bench_app.command("sleep")(bench_commands.sleep)
 app.add_typer(bench_app, name="bench")
 
 

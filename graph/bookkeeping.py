@@ -1,7 +1,7 @@
 """The bookkeeping graph: the one pipeline that turns an episode into memory (docs/design.md section 3).
 
-    START -> load -+- processed -------------------------------------------------------> END
-                   +- extract -> index -> beliefs -> features -> knowledge -> link --> END
+    START -> load -+- processed ------------------------------------------------------------------------> END
+                   +- extract -> index -> beliefs -> features -> knowledge -> thread -> link -> salience -> END
 
 Input `{"episode_uid": ...}`; whose episode it is comes from the run's context (`user_id`), as
 for the agent, so a served run cannot name another user's episode. The background queue, the
@@ -23,8 +23,10 @@ from memory.schema import EpisodeStatus
 from memory.services import Services, use_services
 from memory.services.queue import register_pipeline
 from nodes.bookkeeping import beliefs, extract_step, index, link, load
+from nodes.compress import compress_thread
 from nodes.features import features
 from nodes.knowledge import knowledge
+from nodes.salience import salience
 
 
 def after_load(state: BookkeepingState) -> Literal["extract", "__end__"]:
@@ -39,15 +41,19 @@ builder.add_node("index", shielded(index))
 builder.add_node("beliefs", shielded(beliefs))
 builder.add_node("features", shielded(features))
 builder.add_node("knowledge", shielded(knowledge))
+builder.add_node("thread", shielded(compress_thread))
 builder.add_node("link", shielded(link))
+builder.add_node("salience", shielded(salience))
 builder.add_edge(START, "load")
 builder.add_conditional_edges("load", after_load)
 builder.add_edge("extract", "index")
 builder.add_edge("index", "beliefs")
 builder.add_edge("beliefs", "features")
 builder.add_edge("features", "knowledge")
-builder.add_edge("knowledge", "link")
-builder.add_edge("link", END)
+builder.add_edge("knowledge", "thread")
+builder.add_edge("thread", "link")
+builder.add_edge("link", "salience")
+builder.add_edge("salience", END)
 
 graph = builder.compile(name="bookkeeping")
 

@@ -24,6 +24,13 @@ DEFAULT_CORE_IDENTITY = (
 USER_ID_MAX_CHARS = 128
 _USER_ID = re.compile(r"^[^\x00-\x1f\x7f]+$")
 
+THREAD_BUDGETS = (
+    ("thread_exchange_tokens", 100, 16000),
+    ("thread_summary_tokens", 50, 8000),
+    ("thread_impression_tokens", 20, 4000),
+)
+"""The compressed thread's budget fields and their bounds."""
+
 RecipeChoice = Literal["auto", "SIMPLE", "TEMPORAL", "AGGREGATION"]
 
 
@@ -54,6 +61,17 @@ class Context:
 
     memory_token_budget: int = 2000
     """Upper bound on the tokens of recalled memories in the reply prompt."""
+
+    thread_exchange_tokens: int = 2000
+    """Token budget of the thread's key exchanges: turns past the last 10 messages, reduced to
+    their important sentences. Over it, the oldest are folded into the summary."""
+
+    thread_summary_tokens: int = 500
+    """Token budget of the thread's summary (themes, decisions, facts, dated points). Over it,
+    the least important points fall into the impression."""
+
+    thread_impression_tokens: int = 200
+    """Token budget of the thread's impression: the overall sense of its oldest part."""
 
     max_reply_tokens: int = 512
     """Upper bound on the tokens of the reply."""
@@ -100,6 +118,9 @@ class Context:
             raise ContextError(
                 f"context.memory_token_budget={self.memory_token_budget} must be 100-32000"
             )
+        for name, low, high in THREAD_BUDGETS:
+            if not low <= getattr(self, name) <= high:
+                raise ContextError(f"context.{name}={getattr(self, name)} must be {low}-{high}")
         if not 16 <= self.max_reply_tokens <= 8192:
             raise ContextError(f"context.max_reply_tokens={self.max_reply_tokens} must be 16-8192")
 
@@ -115,6 +136,9 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "recipe": (str,),
     "n_results": (int, type(None)),
     "memory_token_budget": (int,),
+    "thread_exchange_tokens": (int,),
+    "thread_summary_tokens": (int,),
+    "thread_impression_tokens": (int,),
     "max_reply_tokens": (int,),
     "rerank_simple": (bool,),
     "model_fast": (str, type(None)),

@@ -56,6 +56,8 @@ class AgentState(TypedDict, total=False):
 
     features: list[dict[str, Any]]
     """The agent's semantic features related to the turn, when the router asked for them."""
+    reveries: list[dict[str, Any]]
+    """Faded impressions of forgotten memories near the turn (`memory.reveries`)."""
 
     ess: dict[str, Any]
     """Evidence Strength Score of the user's message and whether the gate passed."""
@@ -113,5 +115,31 @@ class BookkeepingState(TypedDict, total=False):
     """Uids of features the message explicitly refuted."""
     features: dict[str, Any]
     """What the features stage did: features created, updated and deleted."""
+    salience: float
+    """The episode's salience when it was processed (`memory.salience`)."""
+    thread: dict[str, Any]
+    """What the thread stage did: turns moved down the thread's compressed layers, folded."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""
+
+
+@with_config(_DESCRIBED)
+class ConsolidationInput(TypedDict, total=False):
+    """Which level to run and at what time (whose memory comes from the run's context)."""
+
+    level: str
+    """`micro`, `daily` or `deep` (default `micro`)."""
+    now: str | None
+    """ISO 8601 time to consolidate at (simulates the passage of time); unset is now."""
+
+
+@with_config(_DESCRIBED)
+class ConsolidationState(ConsolidationInput, total=False):
+    """A consolidation run: its checked input and what it did."""
+
+    at: str
+    """The run's time, checked (ISO 8601, UTC)."""
+    report: dict[str, Any]
+    """`memory.consolidation.Report.summary()`."""
+    usage: Annotated[dict[str, Any], merge_usage]
+    """LLM calls and tokens spent (the forgetting batches; zero offline)."""

@@ -365,14 +365,21 @@ def _point(fact: Fact, dense: list[float], episode_uid: str) -> VectorPoint:
     )
 
 
-async def index_facts(services: Services, tenant: str, facts: Sequence[Fact]) -> int:
-    """(Re-)embed and upsert facts into the `knowledge` collection (e.g. after `mneme reindex`)."""
+async def index_facts(
+    services: Services, tenant: str, facts: Sequence[Fact], *, exclude: Collection[str] = ()
+) -> int:
+    """(Re-)embed and upsert facts into the `knowledge` collection (e.g. after `mneme reindex`);
+    a point names the fact's first source not in `exclude` (an episode being forgotten)."""
     if not facts:
         return 0
     vectors = await services.embedder.embed_documents([vector_text(f) for f in facts])
     sources = await services.graph.sources_of_facts(tenant, [f.uid for f in facts])
     points = [
-        _point(fact, vec.tolist(), (sources.get(fact.uid) or [fact.uid])[0])
+        _point(
+            fact,
+            vec.tolist(),
+            ([s for s in sources.get(fact.uid, []) if s not in exclude] or [fact.uid])[0],
+        )
         for fact, vec in zip(facts, vectors, strict=True)
     ]
     await services.vectors.upsert("knowledge", points)

@@ -1,4 +1,5 @@
-"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge) -> link.
+"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge) -> link
+(-> salience, in `nodes.salience`).
 
 `knowledge` (facts with supersession) lives in `nodes.knowledge` beside its heuristic.
 
@@ -194,7 +195,7 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
 
 
 async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Topics and entities into the graph; the episode becomes `processed`."""
+    """Topics and entities into the graph (`nodes.salience` then marks it `processed`)."""
     services, episode = await _current(state, runtime)
     graph, tenant = services.graph, episode.tenant
     notes = list(state.get("notes") or [])
@@ -215,10 +216,4 @@ async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
             await graph.link_mentions(tenant, episode.uid, names)
     except Exception as exc:
         notes.append(_note("link", exc))  # searchable already; topics and entities skipped
-    await graph.set_status(tenant, episode.uid, EpisodeStatus.PROCESSED)
-    return {
-        "topics": slugs,
-        "entities": names,
-        "notes": notes,
-        "status": EpisodeStatus.PROCESSED.value,
-    }
+    return {"topics": slugs, "entities": names, "notes": notes}

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.contextual import speaker_label
+from memory.ordering import in_time_order
 from memory.ranking import coverage
 from memory.schema import as_utc
 from memory.sparse import token_set
@@ -162,14 +163,16 @@ def when_said(then: datetime, now: datetime) -> str:
     return f"On {day}" if then.year == now.year else f"On {day} {then.year}"
 
 
-def relevant(memory: dict[str, Any], question: str) -> bool:
-    """True when the memory bears on the question (see the module docstring)."""
+def relevant(memory: dict[str, Any], question: str, *, share: float = RELEVANT_COVERAGE) -> bool:
+    """True when the memory bears on the question (see the module docstring); `share` is the
+    part of the question's content words it must hold without a close dense match."""
     similarity = memory.get("similarity")
     if similarity is not None and float(similarity) >= RELEVANT_COSINE:
         return True
     words = {w for w in token_set(question) if len(w) > 1}  # not the "s" of "what's"
     text = " ".join([str(memory.get("content", "")), *map(str, memory.get("fragments") or [])])
-    return bool(words) and coverage(words, text) >= RELEVANT_COVERAGE
+    found = coverage(words, text) if words else 0.0
+    return found >= share if share > 0 else found > 0
 
 
 def best_sentence(text: str, question: str) -> str:
@@ -248,3 +251,17 @@ def _asks(memory: dict[str, Any], strict: bool = False) -> bool:
     agent_part = without_recall_echo(agent_part.strip())
     asks = is_question(user_part.removeprefix("User:").strip())
     return asks and (len(agent_part) < 40 if strict else True)
+
+
+def offline_answer_in_order(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
+    """For "what happened first / in what order": the relevant ones of the best statements,
+    oldest first, each with when it was said; `NOTHING` when none bears on the question."""
+    statements = [m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=True)]
+    # a question about several events holds each one's words only in part: one word will do
+    chosen = [m for m in statements[:CONSIDERED] if relevant(m, question, share=0.0)]
+    if not chosen:
+        return NOTHING
+    chosen = [chosen[i] for i in in_time_order(chosen)]
+    if len(chosen) == 1:
+        return answer(chosen[0], question, now)
+    return "In the order it happened: " + " ".join(answer(m, question, now) for m in chosen)

@@ -2,7 +2,8 @@
 
 The search itself lives in `memory.retrieval`; this node turns the route decision into a recipe
 and queries, adds the agent's beliefs for BELIEF_QUERY turns and its semantic features when the
-router asks (`search_features`), and degrades to "no memories" with
+router asks (`search_features`) and the reveries near the message (`memory.reveries`), and
+degrades to "no memories" with
 a logged warning if a store fails, so the reply still happens.
 """
 
@@ -19,6 +20,7 @@ from memory.beliefs import belief_views
 from memory.features import search_features
 from memory.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval import retrieve as search_memory
+from memory.reveries import vague_recall
 from memory.schema import utcnow
 from memory.services import get_services
 from nodes.content import prompt_text
@@ -83,11 +85,13 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
             if route.get("search_features")
             else []
         )
+        reveries = await vague_recall(services, ctx.user_id, text)
     except Exception as exc:
         log.warning("memory search failed (%s); answering without memories", exc)
-        return {"candidates": [], "beliefs": [], "features": []}
+        return {"candidates": [], "beliefs": [], "features": [], "reveries": []}
     return {
         "candidates": [c.as_dict() for c in found],
         "beliefs": beliefs[:MAX_BELIEFS],
         "features": features,
+        "reveries": reveries,
     }

@@ -1,7 +1,7 @@
 """Per-tenant locks of one process, by purpose.
 
-Read-modify-write sequences on one tenant's beliefs or sponge state must not interleave within
-a process, and one tenant reflects once at a time (across processes the stores' own
+Read-modify-write sequences on one tenant's beliefs, sponge state or thread layers must not
+interleave within a process, and one tenant reflects once at a time (across processes the stores' own
 transactions and idempotent writes keep them safe).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-LockKind = Literal["beliefs", "sponge", "reflection"]
+LockKind = Literal["beliefs", "sponge", "reflection", "thread"]
 
 
 class TenantLocks:

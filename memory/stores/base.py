@@ -24,6 +24,7 @@ from datetime import datetime
 
 from memory.stores.errors import NotFound, SchemaMismatch, StoreError, StoreUnavailable
 from memory.stores.graph.beliefs import BeliefStore
+from memory.stores.graph.consolidation import ConsolidationStore
 from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
@@ -55,6 +56,7 @@ class GraphStore(
     FeatureStore,
     SnapshotStore,
     TenantStateStore,
+    ConsolidationStore,
 ):
     """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
     semantic features."""

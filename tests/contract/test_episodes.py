@@ -465,3 +465,26 @@ async def test_datetimes_round_trip_to_the_microsecond_as_utc(graph: GraphStore)
     assert got2.created_at == naive.replace(tzinfo=UTC)  # naive means UTC
     assert got2.created_at.microsecond == 5
     assert await chain_of(graph, "t1", "tz") == ["tz", "naive"]
+
+
+# --------------------------------------------------------------------------- one thread in order
+
+
+async def test_thread_episodes_lists_one_thread_in_time_order_after_a_cursor(
+    graph: GraphStore,
+) -> None:
+    for i, (thread, minute) in enumerate(
+        [("a", 5), ("b", 1), ("a", 1), ("a", 3), ("a", 3), ("b", 2)]
+    ):
+        await graph.create_episode(
+            new_episode("t1", f"turn {i}", minute, uid=f"ep-{i}", thread_id=thread)
+        )
+    await graph.create_episode(new_episode("t2", "other tenant", 0, uid="x-1", thread_id="a"))
+    got = [e.uid for e in await graph.thread_episodes("t1", "a")]
+    assert got == ["ep-2", "ep-3", "ep-4", "ep-0"]  # (created_at, uid); t2's thread "a" unseen
+    after = await graph.thread_episodes("t1", "a", after=(at(3), "ep-3"))
+    assert [e.uid for e in after] == ["ep-4", "ep-0"]
+    assert [e.uid for e in await graph.thread_episodes("t1", "a", limit=2)] == ["ep-2", "ep-3"]
+    assert await graph.thread_episodes("t1", "a", limit=0) == []
+    assert await graph.thread_episodes("t1", "missing") == []
+    assert [e.uid for e in await graph.thread_episodes("t2", "a")] == ["x-1"]

@@ -1,5 +1,6 @@
 """`langgraph dev` end to end: threads and runs over HTTP (/threads, /runs/wait, /runs/stream),
-the thread state, bookkeeping completed in the background, the bookkeeping graph, bad input."""
+the thread state, bookkeeping completed in the background, the bookkeeping and consolidation
+graphs, bad input."""
 
 from __future__ import annotations
 
@@ -154,6 +155,18 @@ def test_threads_runs_state_and_bookkeeping(server: str, tmp_path: Path) -> None
         ).json()
         assert again["status"] == "processed"
 
+        slept = client.post(
+            "/runs/wait",
+            json={
+                "assistant_id": "consolidation",
+                "input": {"level": "deep"},
+                "context": {"user_id": "e2e-user"},
+            },
+        ).json()
+        assert slept["report"]["tenant"] == "e2e-user" and slept["report"]["level"] == "deep"
+        assert slept["report"]["rescored"] >= 2  # this user's episodes, nobody else's
+        assert slept["report"]["forgotten"] == 0  # nothing older than an hour
+
 
 def test_bad_input_gets_clear_answers(server: str, tmp_path: Path) -> None:
     with httpx.Client(base_url=server, timeout=300) as client:
@@ -217,11 +230,26 @@ def test_bad_input_gets_clear_answers(server: str, tmp_path: Path) -> None:
         ).json()
         assert missing["__error__"]["error"] == "NotFound"
 
+        bad_level = client.post(
+            "/runs/wait",
+            json={
+                "assistant_id": "consolidation",
+                "input": {"level": "weekly"},
+                "context": {"user_id": "e2e-user"},
+            },
+        ).json()
+        assert bad_level["__error__"]["error"] == "InvalidInput"
+        assert "micro, daily, deep" in bad_level["__error__"]["message"]
+
 
 def test_published_schemas_describe_every_field(server: str) -> None:
     """Studio renders these schemas as forms: every context and input field says what it is."""
     with httpx.Client(base_url=server, timeout=60) as client:
-        for graph_id, inputs in [("agent", {"messages"}), ("bookkeeping", {"episode_uid"})]:
+        for graph_id, inputs in [
+            ("agent", {"messages"}),
+            ("bookkeeping", {"episode_uid"}),
+            ("consolidation", {"level", "now"}),
+        ]:
             found = client.post("/assistants/search", json={"graph_id": graph_id}).json()
             schemas = client.get(f"/assistants/{found[0]['assistant_id']}/schemas").json()
             context = schemas["context_schema"]["properties"]

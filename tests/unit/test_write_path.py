@@ -42,6 +42,7 @@ NOT_WRITING = {
     "memory.stores.vectors",
     "nodes",
     "nodes.llm",
+    "memory.ordering",
     "nodes.offline_answer",
     "nodes.respond",
     "nodes.temporal",

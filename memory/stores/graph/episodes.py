@@ -134,6 +134,28 @@ class EpisodeStore(ABC):
     ) -> dict[str, tuple[str | None, str | None]]:
         """(previous, next) same-thread chain neighbours of the existing ones among `uids`."""
 
+    async def thread_episodes(
+        self,
+        tenant: str,
+        thread_id: str,
+        *,
+        after: tuple[datetime, str] | None = None,
+        limit: int = 200,
+    ) -> list[Episode]:
+        """Episodes of one thread, oldest first by (created_at, uid), up to `limit`; with
+        `after`, only those strictly after that (created_at, uid) cursor."""
+        limit = count("limit", limit)
+        if limit == 0:
+            return []
+        cursor = None if after is None else (as_utc(after[0]), str(after[1]))
+        return await self._thread_episodes(tenant, clean_text(thread_id), cursor, limit)
+
+    @abstractmethod
+    async def _thread_episodes(
+        self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> list[Episode]:
+        """Up to `limit` (at least 1) episodes of the thread after the cursor, oldest first."""
+
     async def set_status(
         self,
         tenant: str,

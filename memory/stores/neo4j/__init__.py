@@ -15,6 +15,7 @@ from memory.stores.base import GraphStore
 from memory.stores.neo4j import (
     beliefs,
     connection,
+    consolidation,
     entities,
     episodes,
     facts,
@@ -36,6 +37,7 @@ class Neo4jGraphStore(
     features.Neo4jFeatures,
     snapshots.Neo4jSnapshots,
     tenant_state.Neo4jTenantState,
+    consolidation.Neo4jConsolidation,
     GraphStore,
 ):
     """GraphStore over a Neo4j 5 server (Community or Enterprise), one driver per instance."""

@@ -29,6 +29,7 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX episode_tenant_time IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.created_at)",
     "CREATE INDEX episode_tenant_status IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.status)",
     "CREATE INDEX episode_status IF NOT EXISTS FOR (n:Episode) ON (n.status)",
+    "CREATE INDEX episode_tenant_thread IF NOT EXISTS FOR (n:Episode) ON (n.tenant, n.thread_id)",
 )
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -176,6 +177,13 @@ SET e.salience = coalesce($salience, e.salience),
 
 # The newest first, read backwards off the (tenant, created_at) index: ORDER BY starts with
 # e.tenant so the planner takes the index order and stops after $n entries.
+_THREAD = """
+MATCH (e:Episode) WHERE e.tenant = $tenant AND e.thread_id = $thread_id
+  AND ($after_at IS NULL OR e.created_at > $after_at
+       OR (e.created_at = $after_at AND e.uid > $after_uid))
+RETURN e {.*} AS e ORDER BY e.created_at, e.uid LIMIT $limit
+"""
+
 Q_RECENT = (
     _TENANT_EPISODES
     + " RETURN e.created_at AS at ORDER BY e.tenant DESC, e.created_at DESC LIMIT $n"
@@ -267,6 +275,19 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
             _SET_STATUS, tenant=tenant, uid=uid, status=status.value, **{"from": movable_values}
         )
         return bool(rows[0]["changed"])
+
+    async def _thread_episodes(
+        self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> list[Episode]:
+        rows = await self._read(
+            _THREAD,
+            tenant=tenant,
+            thread_id=thread_id,
+            after_at=None if after is None else after[0],
+            after_uid=None if after is None else after[1],
+            limit=limit,
+        )
+        return [episode_of(row["e"]) for row in rows]
 
     async def _list_by_status(
         self, tenant: str | None, statuses: list[EpisodeStatus], limit: int

@@ -13,6 +13,7 @@ from memory.stores.base import GraphStore
 from memory.stores.sqlite import (
     beliefs,
     connection,
+    consolidation,
     entities,
     episodes,
     facts,
@@ -40,6 +41,7 @@ class SqliteGraphStore(
     features.SqliteFeatures,
     snapshots.SqliteSnapshots,
     tenant_state.SqliteTenantState,
+    consolidation.SqliteConsolidation,
     GraphStore,
 ):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""

@@ -42,6 +42,7 @@ DDL: tuple[str, ...] = (
         dst TEXT NOT NULL UNIQUE REFERENCES episodes(uid) ON DELETE CASCADE,
         PRIMARY KEY (src, dst)
     )""",
+    "CREATE INDEX IF NOT EXISTS episodes_tenant_thread ON episodes (tenant, thread_id, created_at, uid)",
 )
 
 Q_EPISODE = "SELECT * FROM episodes WHERE uid = ? AND tenant = ?"
@@ -52,6 +53,15 @@ Q_RECENT = (
     "SELECT created_at FROM episodes WHERE tenant = ? ORDER BY created_at DESC, uid DESC LIMIT ?"
 )
 """The newest episodes' times, read backwards off the (tenant, created_at, uid) index."""
+
+Q_THREAD = (
+    "SELECT * FROM episodes WHERE tenant = ? AND thread_id = ? ORDER BY created_at, uid LIMIT ?"
+)
+Q_THREAD_AFTER = (
+    "SELECT * FROM episodes WHERE tenant = ? AND thread_id = ? AND (created_at, uid) > (?, ?) "
+    "ORDER BY created_at, uid LIMIT ?"
+)
+"""A thread's episodes in time order, off the (tenant, thread_id, created_at, uid) index."""
 
 _ADJACENCY = """
 SELECT e.uid,
@@ -209,6 +219,17 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
     ) -> dict[str, tuple[str | None, str | None]]:
         rows = await self._fetch(_ADJACENCY, {"tenant": tenant, "uids": json_list(uids)})
         return {r["uid"]: (r["prev"], r["next"]) for r in rows}
+
+    async def _thread_episodes(
+        self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> list[Episode]:
+        if after is None:
+            rows = await self._fetch(Q_THREAD, (tenant, thread_id, limit))
+        else:
+            rows = await self._fetch(
+                Q_THREAD_AFTER, (tenant, thread_id, ts(after[0]), after[1], limit)
+            )
+        return [episode_of(r) for r in rows]
 
     async def _set_status(
         self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]

@@ -1,0 +1,497 @@
+"""`mneme bench sleep`: a simulated year of one person's memory, with and without forgetting.
+
+A seeded generator writes a year of turns: small talk, one-off details of a day, and a set of
+important facts about the person (work, family, health, home, plans...) that recur in other
+words over the year. Two tenants get the same turns through the real write path (`remember`
+and the bookkeeping graph, offline heuristics, the real embedder and stores): `sleep` runs
+deep consolidation along the simulated clock, `awake` never consolidates. Every simulated
+week both are asked a few questions (mostly about the important facts, some about one-off
+details) and the memories retrieved are marked accessed, as the agent's rerank node does.
+
+At the end: vectors each tenant keeps, recall@10 of one question per important fact (a hit is
+any retrieved memory from a turn that stated the fact), the beliefs with confidence above 0
+and the current facts left without any evidence episode (must be 0), and what consolidation
+did and cost. The embedder is wrapped in a cache so the second tenant's identical texts are
+embedded once (the stores still get every write).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graph.bookkeeping import run_episode
+from memory.consolidation import Level, consolidate
+from memory.embeddings import Embedder, Matrix, build_embedder
+from memory.episodes import remember
+from memory.recipes import SIMPLE
+from memory.retrieval import retrieve
+from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
+from memory.services import Services
+from memory.settings import Settings, load_settings
+from nodes.route import heuristic_assessment
+
+START = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
+"""Day 0 of the simulated year (a Monday)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Important:
+    """A fact about the person that recurs, and the question that checks it is remembered."""
+
+    key: str
+    says: tuple[str, ...]
+    question: str
+
+
+IMPORTANT: tuple[Important, ...] = (
+    Important(
+        "job",
+        (
+            "I work as a pediatric nurse at St. Anne's hospital.",
+            "Another night shift on the children's ward at St. Anne's, nursing wears me out.",
+            "The new head nurse at St. Anne's changed our shift rota.",
+        ),
+        "Where do I work and what is my job?",
+    ),
+    Important(
+        "allergy",
+        (
+            "I'm allergic to peanuts, badly.",
+            "Had to send the satay back, my peanut allergy again.",
+            "I always carry my EpiPen because of the peanut allergy.",
+        ),
+        "What am I allergic to?",
+    ),
+    Important(
+        "husband",
+        (
+            "My husband Tomas is a carpenter.",
+            "Tomas built us a new bookshelf in his workshop.",
+            "Tomas and I celebrated our wedding anniversary.",
+        ),
+        "What is my husband's name and what does he do?",
+    ),
+    Important(
+        "dog",
+        (
+            "Our dog Biscuit is a beagle.",
+            "Biscuit the beagle chewed another shoe.",
+            "Took Biscuit to the vet for his vaccinations.",
+        ),
+        "What is our dog called and what breed is he?",
+    ),
+    Important(
+        "home",
+        (
+            "We live in Porto, near the river.",
+            "Porto was foggy along the Douro this morning.",
+            "Our flat in Porto needs a new boiler.",
+        ),
+        "Which city do we live in?",
+    ),
+    Important(
+        "daughter",
+        (
+            "My daughter Lina turns seven on June 12.",
+            "Lina lost her first tooth today.",
+            "Planning Lina's birthday party for June 12.",
+        ),
+        "When is my daughter's birthday?",
+    ),
+    Important(
+        "cello",
+        (
+            "I play the cello in a community orchestra.",
+            "Orchestra rehearsal tonight, the cello part is hard.",
+            "Restrung my cello before the concert.",
+        ),
+        "What instrument do I play?",
+    ),
+    Important(
+        "marathon",
+        (
+            "I'm training for the Lisbon marathon in October.",
+            "Ran 25 kilometres for my marathon training.",
+            "Registered for the Lisbon marathon, bib number arrived.",
+        ),
+        "What race am I training for?",
+    ),
+    Important(
+        "sister",
+        (
+            "My sister Ines lives in Berlin.",
+            "Video call with Ines, Berlin is freezing.",
+            "Ines is visiting us from Berlin next month.",
+        ),
+        "Where does my sister live?",
+    ),
+    Important(
+        "japanese",
+        (
+            "I'm learning Japanese.",
+            "My Japanese lesson covered kanji for numbers.",
+            "Passed the first Japanese language test.",
+        ),
+        "What language am I learning?",
+    ),
+    Important(
+        "medication",
+        (
+            "I take medication for my blood pressure every morning.",
+            "Doctor adjusted my blood pressure pills.",
+            "Forgot my blood pressure tablet, felt dizzy.",
+        ),
+        "What do I take medication for?",
+    ),
+    Important(
+        "car",
+        (
+            "I drive an old blue Volvo.",
+            "The Volvo needed new brakes.",
+            "Washed the blue Volvo for the first time in months.",
+        ),
+        "What car do I drive?",
+    ),
+)
+
+SMALL_TALK = (
+    "ok",
+    "haha",
+    "lol",
+    "thanks!",
+    "sure",
+    "good morning",
+    "good night",
+    "how are you?",
+    "cool",
+    "nice",
+    "sounds good",
+    "yeah",
+    "hmm",
+    "right",
+    "ok thanks",
+    "see you",
+    "that's funny",
+    "no worries",
+    "got it",
+    "hi again",
+)
+
+_FOODS = ("pasta", "soup", "a sandwich", "sushi", "a salad", "tacos", "curry", "pizza", "rice")
+_MEALS = ("lunch", "dinner", "breakfast")
+_SHOWS = ("a crime series", "a cooking show", "an old western", "a documentary", "a comedy")
+_WEATHER = ("rainy", "windy", "sunny", "grey", "hot", "cold")
+_ERRANDS = (
+    "picked up the dry cleaning",
+    "bought new light bulbs",
+    "paid the water bill",
+    "returned a parcel",
+    "fixed a squeaky door",
+    "cleaned the fridge",
+)
+_TRANSPORT = ("the bus", "the tram", "the metro", "the train")
+_DELAYS = ("late", "packed", "on time for once", "cancelled")
+
+
+def _one_off(rng: random.Random) -> str:
+    pick = rng.randrange(5)
+    if pick == 0:
+        return f"I had {rng.choice(_FOODS)} for {rng.choice(_MEALS)}."
+    if pick == 1:
+        return f"Watched {rng.choice(_SHOWS)} last night, it was {rng.choice(('ok', 'great', 'boring'))}."
+    if pick == 2:
+        return f"It's {rng.choice(_WEATHER)} here today."
+    if pick == 3:
+        return f"Today I {rng.choice(_ERRANDS)}."
+    return f"{rng.choice(_TRANSPORT).capitalize()} was {rng.choice(_DELAYS)} this morning."
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One generated turn."""
+
+    day: float
+    text: str
+    kind: str
+    """`small`, `detail` or an important fact's key."""
+
+
+def generate(seed: int, episodes: int, days: int = 365) -> list[Turn]:
+    """A seeded year: each important fact stated 3-5 times (first in the first month), the rest
+    about 55% small talk and 45% one-off details, in time order."""
+    rng = random.Random(seed)
+    turns: list[Turn] = []
+    for fact in IMPORTANT:
+        mentions = rng.randint(3, 5)
+        first = rng.uniform(0, 30)
+        turns.append(Turn(first, fact.says[0], fact.key))
+        for _ in range(mentions - 1):
+            turns.append(Turn(rng.uniform(first, days), rng.choice(fact.says[1:]), fact.key))
+    while len(turns) < episodes:
+        day = rng.uniform(0, days)
+        if rng.random() < 0.55:
+            turns.append(Turn(day, rng.choice(SMALL_TALK), "small"))
+        else:
+            turns.append(Turn(day, _one_off(rng), "detail"))
+    return sorted(turns, key=lambda t: t.day)
+
+
+class CachedEmbedder(Embedder):
+    """An embedder that embeds each distinct text once (the bench's two tenants share texts)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner.name, dim=inner.dim, batch_size=inner.batch_size)
+        self.inner = inner
+        self.cache: dict[str, Matrix] = {}
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def _embed_batch(self, texts: list[str]) -> Matrix:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if todo:
+            rows = await self.inner.embed_documents(todo)
+            self.cache.update(zip(todo, rows, strict=True))
+        return np.stack([self.cache[t] for t in texts])
+
+    def _discover_dim(self) -> int:
+        return self.inner.dim
+
+
+@dataclass(slots=True)
+class SleepReport:
+    """The bench's figures."""
+
+    episodes: int
+    seed: int
+    important_mentions: int
+    vectors: dict[str, int] = field(default_factory=dict)
+    recall_at_10: dict[str, float] = field(default_factory=dict)
+    misses: dict[str, list[str]] = field(default_factory=dict)
+    unsupported: dict[str, int] = field(default_factory=dict)
+    episodes_left: dict[str, int] = field(default_factory=dict)
+    consolidation: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly."""
+        fewer = 1.0 - self.vectors.get("sleep", 0) / max(1, self.vectors.get("awake", 0))
+        return {
+            "episodes": self.episodes,
+            "seed": self.seed,
+            "important_mentions": self.important_mentions,
+            "vectors": self.vectors,
+            "vectors_fewer": round(fewer, 4),
+            "recall_at_10": self.recall_at_10,
+            "misses": self.misses,
+            "unsupported_beliefs_and_current_facts": self.unsupported,
+            "episodes_left": self.episodes_left,
+            "consolidation": self.consolidation,
+            "seconds": {k: round(v, 1) for k, v in self.seconds.items()},
+            "machine": self.machine,
+        }
+
+
+async def _ask(services: Services, tenant: str, question: str, now: datetime) -> list[str]:
+    found = await retrieve(services, tenant, question, SIMPLE, now)
+    uids = [s for c in found for s in c.sources]
+    if uids:
+        await services.graph.record_access(tenant, uids[: SIMPLE.n_results], now)
+    return uids
+
+
+async def _unsupported(services: Services, tenant: str) -> int:
+    graph, n = services.graph, 0
+    for belief in await graph.list_beliefs(tenant):
+        if belief.confidence > 0 and not await graph.belief_evidence(tenant, belief.uid):
+            n += 1
+    facts = await graph.list_facts(tenant)
+    sources = await graph.sources_of_facts(tenant, [f.uid for f in facts])
+    return n + sum(1 for f in facts if not sources.get(f.uid))
+
+
+async def _vectors(services: Services, tenant: str) -> int:
+    return sum([await services.vectors.count(kind, tenant) for kind in VECTOR_KINDS])
+
+
+Progress = Callable[[str, int, int], None]
+
+
+async def bench_sleep(
+    *,
+    episodes: int = 2000,
+    seed: int = 7,
+    deep_every_days: int = 30,
+    settings: Settings | None = None,
+    work: Path | None = None,
+    progress: Progress | None = None,
+) -> SleepReport:
+    """Run the simulated year in a fresh embedded memory under `work` (a temporary directory)."""
+    turns = generate(seed, episodes)
+    base = settings or load_settings()
+    own = work is None
+    where = work or Path(tempfile.mkdtemp(prefix="mneme-sleep-"))
+    config = base.model_copy(
+        update={
+            "data_dir": where,
+            "graph_backend": "sqlite",
+            "sqlite_path": None,
+            "neo4j_uri": None,
+            "qdrant_path": None,
+            "qdrant_url": None,
+            "llm_base_url": None,
+        }
+    )
+    embedder = CachedEmbedder(build_embedder(config))
+    report = SleepReport(
+        episodes=len(turns),
+        seed=seed,
+        important_mentions=sum(1 for t in turns if t.kind not in ("small", "detail")),
+    )
+    rng = random.Random(seed + 1)
+    sources: dict[str, dict[str, str]] = {"sleep": {}, "awake": {}}  # uid -> kind
+    totals: dict[str, int] = {}
+    slept_s = 0.0
+    services = await Services.open(config, embedder=embedder, sweep_interval_s=None)
+    started = time.perf_counter()
+    try:
+        week = 0
+        next_deep = float(deep_every_days)
+        details = [t.text for t in turns if t.kind == "detail"]
+        for n, turn in enumerate(turns, start=1):
+            while turn.day >= (week + 1) * 7:  # the week's questions, then maybe a deep sleep
+                week += 1
+                now = START + timedelta(days=week * 7)
+                asked = [f.question for f in rng.sample(IMPORTANT, 3)]
+                if details:
+                    asked.append(rng.choice(details))
+                for tenant in ("sleep", "awake"):
+                    for question in asked:
+                        await _ask(services, tenant, question, now)
+                if week * 7 >= next_deep:
+                    next_deep += deep_every_days
+                    t0 = time.perf_counter()
+                    done = await consolidate(services, "sleep", Level.DEEP, now)
+                    slept_s += time.perf_counter() - t0
+                    for key, value in done.summary().items():
+                        if isinstance(value, int):
+                            totals[key] = totals.get(key, 0) + value
+                    totals["runs"] = totals.get("runs", 0) + 1
+            at = START + timedelta(days=turn.day)
+            ess = heuristic_assessment(turn.text).evidence.record()
+            for tenant in ("sleep", "awake"):
+                result = await remember(
+                    services,
+                    tenant=tenant,
+                    thread_id=f"day-{int(turn.day)}",
+                    user_text=turn.text,
+                    agent_text="",
+                    at=at,
+                    ess=ess,
+                    uid=None,
+                )
+                await run_episode(services, tenant, result.uid)
+                sources[tenant][result.uid] = turn.kind
+            if progress and (n % 20 == 0 or n == len(turns)):
+                progress("simulated year", n, len(turns))
+        end = START + timedelta(days=365)
+        t0 = time.perf_counter()
+        done = await consolidate(services, "sleep", Level.DEEP, end)
+        slept_s += time.perf_counter() - t0
+        for key, value in done.summary().items():
+            if isinstance(value, int):
+                totals[key] = totals.get(key, 0) + value
+        totals["runs"] = totals.get("runs", 0) + 1
+        report.seconds["year"] = time.perf_counter() - started
+        report.seconds["consolidation"] = slept_s
+        final = end + timedelta(days=1)
+        for tenant in ("sleep", "awake"):
+            hits, misses = 0, []
+            for fact in IMPORTANT:
+                found = await retrieve(services, tenant, fact.question, SIMPLE, final)
+                top = [s for c in found for s in c.sources][:10]
+                if any(sources[tenant].get(uid) == fact.key for uid in top):
+                    hits += 1
+                else:
+                    misses.append(fact.key)
+            report.recall_at_10[tenant] = hits / len(IMPORTANT)
+            report.misses[tenant] = misses
+            report.vectors[tenant] = await _vectors(services, tenant)
+            report.unsupported[tenant] = await _unsupported(services, tenant)
+            report.episodes_left[tenant] = await services.graph.count_episodes(tenant)
+        calls = services.chat.totals.snapshot()  # every request of the bench, offline none
+        report.consolidation = totals | {"llm_calls": sum(t["calls"] for t in calls.values())}
+    finally:
+        await services.close()
+        if own:
+            shutil.rmtree(where, ignore_errors=True)
+    one, five, _ = os.getloadavg()
+    report.machine = {"cpus": os.cpu_count(), "load_1m": round(one, 2), "load_5m": round(five, 2)}
+    return report
+
+
+async def bench_deep_scale(
+    episodes: int = 10_000, *, seed: int = 7, settings: Settings | None = None
+) -> dict[str, Any]:
+    """Deep consolidation of `episodes` generated turns written straight to the graph as
+    processed (no bookkeeping: no vectors, topics or facts), one year after the first: the
+    cost of the pass itself (rescoring, classification, archiving, forgetting) and its LLM calls."""
+    turns = generate(seed, episodes)
+    base = settings or load_settings()
+    where = Path(tempfile.mkdtemp(prefix="mneme-sleep-scale-"))
+    config = base.model_copy(
+        update={
+            "data_dir": where,
+            "graph_backend": "sqlite",
+            "sqlite_path": None,
+            "neo4j_uri": None,
+            "qdrant_path": None,
+            "qdrant_url": None,
+            "llm_base_url": None,
+        }
+    )
+    services = await Services.open(config, sweep_interval_s=None)
+    try:
+        t0 = time.perf_counter()
+        for i, turn in enumerate(turns):
+            await services.graph.create_episode(
+                NewEpisode(
+                    uid=stable_uid("scale", str(i)),
+                    tenant="scale",
+                    thread_id=f"day-{int(turn.day)}",
+                    user_text=turn.text,
+                    agent_text="",
+                    created_at=START + timedelta(days=turn.day),
+                    status=EpisodeStatus.PROCESSED,
+                    ess=heuristic_assessment(turn.text).evidence.record(),
+                )
+            )
+        written = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        done = await consolidate(services, "scale", Level.DEEP, START + timedelta(days=366))
+        slept = time.perf_counter() - t0
+        calls = services.chat.totals.snapshot()
+    finally:
+        await services.close()
+        shutil.rmtree(where, ignore_errors=True)
+    one, five, _ = os.getloadavg()
+    return {
+        "episodes": len(turns),
+        "write_seconds": round(written, 1),
+        "deep_seconds": round(slept, 1),
+        "report": done.summary(),
+        "llm_calls": sum(t["calls"] for t in calls.values()),
+        "machine": {"cpus": os.cpu_count(), "load_1m": round(one, 2), "load_5m": round(five, 2)},
+    }

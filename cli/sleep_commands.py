@@ -1,0 +1,65 @@
+"""`mneme consolidate`: run a level of sleep over one person's memory."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.progress import TaskID
+
+from cli.common import CommandError, console, opened, progress_bar, run
+
+
+def consolidate(
+    user: str = typer.Option(..., "--user", help="Whose memory to consolidate."),
+    level: str = typer.Option(
+        "micro", "--level", help="micro (salience, utility), daily (+ expiry), deep (+ forgetting)."
+    ),
+    now: str | None = typer.Option(
+        None, "--now", help="ISO 8601 time to run at (simulates the passage of time)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Consolidate memory: recompute salience and utility, expire, forget (see --level)."""
+    from graph.consolidation import run_consolidation
+    from memory.consolidation import parse_level, progress_to
+    from memory.episodes import InvalidInput
+
+    try:
+        chosen = parse_level(level)
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc), param_hint="--level") from None
+
+    async def main() -> dict[str, object]:
+        async with opened() as services:
+            with progress_bar(transient=as_json) as bar:
+                tasks: dict[str, TaskID] = {}
+
+                def tick(stage: str, done: int, total: int) -> None:
+                    if stage not in tasks:
+                        tasks[stage] = bar.add_task(stage, total=total)
+                    bar.update(tasks[stage], completed=done, total=total)
+
+                token = progress_to.set(tick)
+                try:
+                    state = await run_consolidation(services, user, chosen.value, now)
+                except InvalidInput as exc:
+                    raise CommandError(str(exc)) from None
+                finally:
+                    progress_to.reset(token)
+            report: dict[str, object] = state["report"]
+            return report
+
+    report = run(main)
+    if as_json:
+        console.print_json(json.dumps(report))
+        return
+    console.print(
+        f"{report['tenant']} at {report['now']} ({report['level']}): "
+        f"{report['rescored']} rescored, {report['expired']} expired, "
+        f"{report['archived']} archived, {report['forgotten']} forgotten "
+        f"({report['facts_deleted']} facts, {report['reveries']} reveries), "
+        f"{report['protected']} protected as sole evidence, {report['kept']} kept"
+    )
+    for note in report.get("notes") or []:  # type: ignore[attr-defined]
+        console.print(f"  {note}")

@@ -1,0 +1,47 @@
+"""The consolidation graph's nodes: check the input, then sleep at the requested level.
+
+`memory.consolidation` does the work; this module gives it the run's tenant (the context's
+`user_id`, the authenticated caller on a server) and the forgetting classifier (the LLM task in
+`nodes.forgetting`, which falls back to the utility thresholds offline).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context, context_of
+from graph.state import ConsolidationState
+from memory.consolidation import consolidate, parse_level, parse_now
+from memory.schema import as_utc
+from memory.services import get_services
+from memory.services.usage import Usage
+from nodes.forgetting import llm_classifier
+
+
+async def check(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """A known level and a time not before the tenant's newest memory (`InvalidInput` else)."""
+    services = await get_services()
+    tenant = context_of(runtime.context).user_id
+    level = parse_level(state.get("level") or "micro")
+    now = await parse_now(services, tenant, state.get("now"))
+    return {"level": level.value, "at": now.isoformat()}
+
+
+async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run the level for the run's user (micro < daily < deep, each includes the one before)."""
+    ctx = context_of(runtime.context)
+    services = await get_services()
+    now = as_utc(datetime.fromisoformat(state["at"]))
+    usage = Usage()
+    classify = (
+        None
+        if services.chat.offline
+        else llm_classifier(services, now, usage=usage, model=ctx.model_structured)
+    )
+    report = await consolidate(
+        services, ctx.user_id, parse_level(state["level"]), now, classify=classify
+    )
+    return {"report": report.summary(), "usage": usage.update()}

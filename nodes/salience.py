@@ -1,0 +1,36 @@
+"""The bookkeeping graph's last stage: the episode's salience and utility; it becomes `processed`.
+
+Salience (`memory.salience`) needs the episode's connections, so it runs after `link` has
+written its topics and entities; the heuristic appraisal (emotion, identity, novelty) reads the
+turn and its stored ESS. Consolidation recomputes both as the episode ages and is recalled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context, context_of
+from graph.state import BookkeepingState
+from memory.salience import episode_salience, episode_utility
+from memory.schema import EpisodeStatus, as_utc
+from memory.services import get_services
+from memory.stores.base import NotFound
+
+
+async def salience(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Score the episode at the time it was said (age 0) and mark it `processed`."""
+    services = await get_services()
+    tenant = context_of(runtime.context).user_id
+    uid = state["episode_uid"]
+    episode = await services.graph.get_episode(tenant, uid)
+    if episode is None:
+        raise NotFound(f"episode {uid!r} of tenant {tenant!r} does not exist")
+    connections = (await services.graph.episode_connections(tenant, [uid])).get(uid, 0)
+    said = as_utc(episode.created_at)
+    value = episode_salience(episode, connections, said)
+    utility = episode_utility(episode, said)
+    await services.graph.update_scores(tenant, uid, salience=value, utility_score=utility)
+    await services.graph.set_status(tenant, uid, EpisodeStatus.PROCESSED)
+    return {"salience": value, "status": EpisodeStatus.PROCESSED.value}
