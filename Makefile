@@ -70,13 +70,14 @@ bench: $(STAMP) ## Memory-layer benchmarks: write latency, indexing throughput, 
 	$(BIN)/mneme bench write
 	$(BIN)/mneme bench search
 
-MEMEVAL ?= ../shared/bench/locomo10.memeval.jsonl
+BENCH_DIR ?= ../shared/bench
+MEMEVAL ?=
 EVAL_OUT ?= eval-retrieval.json
 EVAL_STORE ?= $(HOME)/.cache/mneme/eval-store
 
 .PHONY: eval
-eval: $(STAMP) ## Retrieval eval on LoCoMo, offline (MEMEVAL=file, EVAL_OUT=json; ingests kept in EVAL_STORE)
-	$(BIN)/mneme eval retrieval $(MEMEVAL) --json $(EVAL_OUT) --store $(EVAL_STORE)
+eval: $(STAMP) ## Retrieval eval on both development benchmarks (LoCoMo, LongMemEval slice) in BENCH_DIR, offline (MEMEVAL=files instead; EVAL_OUT=json; ingests kept in EVAL_STORE)
+	$(BIN)/mneme eval retrieval $(MEMEVAL) --bench-dir $(BENCH_DIR) --json $(EVAL_OUT) --store $(EVAL_STORE)
 
 .PHONY: clean
 clean: ## Remove caches (your memory, in the user data directory, is left alone)

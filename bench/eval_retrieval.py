@@ -1,262 +1,82 @@
 """`mneme eval retrieval`: the memeval protocol (docs/memeval.md) through mneme's own paths.
 
-For each conversation: a fresh embedded memory (SQLite graph + local Qdrant in a temporary
-directory) and tenant; every session ingested in order through the agent's write path (the
-turn's evidence score as the router computes it, `remember`, then the bookkeeping graph of
-`graph.bookkeeping`, the pipeline the agent's queue runs: chunks, contextual derivatives,
-prospective paraphrases, vectors, beliefs, topics and entities); every question asked through
-the read path (the router's decision planned into a recipe by `nodes.retrieve.plan`, then
+For each conversation: a fresh embedded memory and tenant, ingested through the agent's write
+path (`bench.eval_ingest`, kept between runs with `--store`); every question asked through the
+read path (the router's decision planned into a recipe by `nodes.retrieve.plan`, then
 `retrieve`, as the agent's retrieve node does), with the question's date as now. Offline (the
 default) the router and extraction are the agent's heuristics; with `--llm` the configured model
 routes, extracts and reranks (the rerank node's `rank`), and the latency still counts only the
 retrieval.
 
-How a turn becomes an episode is `bench.memeval` (shared with `mneme ingest`). Turn ids are
-opaque: they live only in this harness's map from episode uid to turn ids, never in the stores. A turn whose content the tenant already holds maps
-to the existing episode (dedup); retrieving that episode ranks all its turns, in order.
+How a turn becomes an episode is `bench.memeval` (shared with `mneme ingest`). A turn whose
+content the tenant already holds maps to the existing episode (dedup); retrieving that
+episode ranks all its turns.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import json
 import os
-import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bench.memeval import (
-    SESSION_GAP,
-    Conversation,
-    parse_date,
-    placed,
-    read_memeval,
+from bench.eval_ingest import (
+    Bookkeep,
+    Ingested,
+    default_bookkeep,
+    eval_settings,
+    ingest,
+    ingest_key,
+    load_ingest,
+    save_ingest,
+    stored_dir,
 )
+from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
+from bench.references import reference_metrics
 from memory.consolidation import consolidate, parse_level
 from memory.embeddings import Embedder, build_embedder
-from memory.episodes import remember
 from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
-from memory.schema import SCHEMA_VERSION, as_utc, episode_uid, utcnow
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
 
+__all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
+
 MIN_RANKED = 20
-WRITE_PATH = (
-    "bench.eval_retrieval",
-    "bench.memeval",
-    "graph.bookkeeping",
-    "memory.chunking",
-    "memory.contextual",
-    "memory.embeddings",
-    "memory.episodes",
-    "memory.fact_rules",
-    "memory.features",
-    "memory.knowledge",
-    "memory.relations",
-    "memory.salience",
-    "memory.schema",
-    "memory.sparse",
-    "memory.stores.graph.beliefs",
-    "memory.stores.graph.consolidation",
-    "memory.stores.graph.entities",
-    "memory.stores.graph.episodes",
-    "memory.stores.graph.facts",
-    "memory.stores.graph.features",
-    "memory.stores.graph.fields",
-    "memory.stores.graph.inputs",
-    "memory.stores.graph.snapshots",
-    "memory.stores.graph.tenant_state",
-    "memory.stores.graph.topics",
-    "memory.stores.qdrant",
-    "memory.stores.sqlite",
-    "memory.stores.sqlite.beliefs",
-    "memory.stores.sqlite.consolidation",
-    "memory.stores.sqlite.connection",
-    "memory.stores.sqlite.entities",
-    "memory.stores.sqlite.episodes",
-    "memory.stores.sqlite.facts",
-    "memory.stores.sqlite.features",
-    "memory.stores.sqlite.rows",
-    "memory.stores.sqlite.snapshots",
-    "memory.stores.sqlite.tenant_state",
-    "memory.stores.sqlite.topics",
-    "nodes.bookkeeping",
-    "nodes.belief_assessment",
-    "nodes.extract",
-    "nodes.fact_builders",
-    "nodes.fact_lexicon",
-    "nodes.fact_patterns",
-    "nodes.fact_text",
-    "nodes.features",
-    "nodes.knowledge",
-    "nodes.provenance",
-    "nodes.reflection",
-    "nodes.route",
-    "nodes.salience",
-)
-"""Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
-while none of them has changed."""
 
 
-@dataclass(slots=True)
-class Ingested:
-    """What the harness keeps of one conversation's ingest."""
-
-    turn_ids: dict[str, list[str]] = field(default_factory=dict)
-    """Episode uid → its turn ids, in order."""
-    order: list[str] = field(default_factory=list)
-    """Every turn id, in conversation order."""
-    last: datetime = field(default_factory=utcnow)
-    episodes: int = 0
-    duplicates: int = 0
-    seconds: float = 0.0
-    failed: dict[str, str] = field(default_factory=dict)
-    """Episodes whose bookkeeping raised (uid -> error); the ingest carries on."""
+Ranked = Sequence[tuple[str, float, Mapping[str, float]]]
+"""(episode uid, score, side scores) of retrieved episodes, best first."""
+SIDE_INDEX = {"user": 0, "agent": 1}
+"""Position of each side's turn in a two-turn (user + assistant) episode's turn ids."""
 
 
-def _ingested_json(ingested: Ingested) -> dict[str, Any]:
-    return {
-        "turn_ids": ingested.turn_ids,
-        "order": ingested.order,
-        "last": ingested.last.isoformat(),
-        "episodes": ingested.episodes,
-        "duplicates": ingested.duplicates,
-        "seconds": ingested.seconds,
-        "failed": ingested.failed,
-    }
+def ranked_turns(found: Ranked, ingested: Ingested, minimum: int = MIN_RANKED) -> list[str]:
+    """Turn ids of the retrieved episodes, best first; padded (latest turns first) to `minimum`.
 
-
-def _ingested_from(row: dict[str, Any]) -> Ingested:
-    return Ingested(
-        turn_ids={str(k): [str(t) for t in v] for k, v in row["turn_ids"].items()},
-        order=[str(t) for t in row["order"]],
-        last=as_utc(datetime.fromisoformat(row["last"])),
-        episodes=int(row["episodes"]),
-        duplicates=int(row["duplicates"]),
-        seconds=float(row["seconds"]),
-        failed={str(k): str(v) for k, v in (row.get("failed") or {}).items()},
-    )
-
-
-def ingest_key(conv: Conversation, n: int, fingerprint: str, llm: bool, bookkeep: str) -> str:
-    """What a stored ingest of `conv` depends on: its sessions, its place in the file (the tenant
-    name), the embedder, the extraction mode and the source of every module on the write path."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([conv.id, conv.sessions], sort_keys=True).encode("utf-8"))
-    digest.update(f"|{n}|{fingerprint}|{llm}|{bookkeep}|{SCHEMA_VERSION}|".encode())
-    digest.update(_write_path_digest())
-    return digest.hexdigest()[:16]
-
-
-@lru_cache(maxsize=1)
-def _write_path_digest() -> bytes:
-    """Hash of the source of every module on the write path (read once per process)."""
-    digest = hashlib.sha256()
-    for name in WRITE_PATH:
-        source = getattr(importlib.import_module(name), "__file__", None)
-        if source:
-            digest.update(Path(source).read_bytes())
-    return digest.digest()
-
-
-def _stored_dir(store: Path, conv: Conversation, key: str) -> Path:
-    safe = re.sub(r"[^\w.-]+", "_", conv.id)[:60] or "conversation"
-    return store / f"{safe}-{key}"
-
-
-def _save_ingest(work: Path, target: Path, ingested: Ingested) -> None:
-    """Copy a finished ingest to `target` atomically: a partial copy never has the final name."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.parent / f".partial-{target.name}-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(work, partial / "memory")
-    (partial / "ingested.json").write_text(json.dumps(_ingested_json(ingested)), "utf-8")
-    try:
-        os.replace(partial, target)
-    except OSError:  # another run stored the same ingest first: theirs is as good
-        shutil.rmtree(partial, ignore_errors=True)
-
-
-def _load_ingest(stored: Path, work: Path) -> Ingested | None:
-    """A copy of the stored ingest in `work`, or None when there is none (or it is unreadable)."""
-    marker = stored / "ingested.json"
-    if not marker.is_file():
-        return None
-    try:
-        ingested = _ingested_from(json.loads(marker.read_text("utf-8")))
-        shutil.copytree(stored / "memory", work)
-    except (OSError, ValueError, KeyError, TypeError):
-        # Damaged: drop it so that this run's ingest takes its place.
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(stored, ignore_errors=True)
-        return None
-    return ingested
-
-
-Bookkeep = Callable[[Services, str, str], Any]
-
-
-async def ingest(
-    services: Services, tenant: str, conv: Conversation, bookkeep: Bookkeep
-) -> Ingested:
-    """Remember and bookkeep every turn of the conversation, in order, scoring each turn's
-    evidence as the agent's router does (the heuristic offline, the model with `--llm`)."""
-    from nodes.route import assess_turn
-
-    result = Ingested()
-    start = time.perf_counter()
-    clock: datetime | None = None
-    for ep in placed(conv):
-        result.order.extend(ep.turn_ids)
-        if not ep.user_text.strip() and not ep.agent_text.strip():
-            continue
-        clock = ep.at
-        assessment = await assess_turn(ep.user_text, [], chat=services.chat, usage=Usage())
-        thread = f"session-{ep.session + 1}"
-        done = await remember(
-            services,
-            tenant=tenant,
-            thread_id=thread,
-            user_text=ep.user_text,
-            agent_text=ep.agent_text,
-            at=ep.at,
-            ess=assessment.evidence.record() if ep.user_text.strip() else None,
-            uid=episode_uid(tenant, thread, f"turn:{ep.position}"),
-        )
-        result.turn_ids.setdefault(done.uid, []).extend(ep.turn_ids)
-        if done.duplicate:
-            result.duplicates += 1
-            continue
-        result.episodes += 1
-        try:
-            await bookkeep(services, tenant, done.uid)
-        except Exception as exc:  # reported with the conversation, never fatal
-            result.failed[done.uid] = f"{type(exc).__name__}: {exc}"[:300]
-    result.last = clock or utcnow()
-    result.seconds = time.perf_counter() - start
-    return result
-
-
-def ranked_turns(uids: Sequence[str], ingested: Ingested, minimum: int = MIN_RANKED) -> list[str]:
-    """Turn ids of the retrieved episodes, best first; padded (latest turns first) to `minimum`."""
+    An episode's turns take its score, except that a user + assistant episode with side scores
+    (`Candidate.sides`) ranks each turn at its side's score; ties keep the retrieval order.
+    """
+    items: list[tuple[float, int, int, str]] = []
+    for rank, (uid, score, sides) in enumerate(found):
+        turns = ingested.turn_ids.get(uid, [])
+        for position, turn in enumerate(turns):
+            side = next((s for s, i in SIDE_INDEX.items() if i == position), None)
+            value = sides.get(side, score) if len(turns) == 2 and side else score
+            items.append((value, rank, position, turn))
+    items.sort(key=lambda x: (-x[0], x[1], x[2]))
     out: list[str] = []
     seen: set[str] = set()
-    for uid in uids:
-        for turn in ingested.turn_ids.get(uid, []):
-            if turn not in seen:
-                seen.add(turn)
-                out.append(turn)
+    for *_, turn in items:
+        if turn not in seen:
+            seen.add(turn)
+            out.append(turn)
     if len(out) < minimum:
         for turn in reversed(ingested.order):
             if len(out) >= minimum:
@@ -311,6 +131,17 @@ async def llm_rerank(
     return [s for uid in order for s in by_uid[uid].sources]
 
 
+def by_rank(uids: Sequence[str], found: Sequence[Any]) -> Ranked:
+    """Episodes in the order of `uids`, scored by rank (1, 1/2, ...) with the sides scaled alike."""
+    sides = {c.episode_uid: (c.score, c.sides) for c in found if c.kind == "episode"}
+    out = []
+    for rank, uid in enumerate(uids, start=1):
+        score, side = sides.get(uid, (1.0, {}))
+        factor = (1.0 / rank) / score if score > 0 else 0.0
+        out.append((uid, 1.0 / rank, {k: v * factor for k, v in side.items()}))
+    return out
+
+
 def llm_summary(chat: ChatModels) -> dict[str, Any]:
     """LLM requests of the whole eval (routing, extraction, beliefs, rerank) from the counters
     of its chat models."""
@@ -322,13 +153,6 @@ def llm_summary(chat: ChatModels) -> dict[str, Any]:
         "fallbacks": sum(t["fallbacks"] for t in by_task.values()),
         "by_task": by_task,
     }
-
-
-async def default_bookkeep(services: Services, tenant: str, uid: str) -> None:
-    """The agent's bookkeeping of one episode: the bookkeeping graph (`graph.bookkeeping`)."""
-    from graph.bookkeeping import run_episode
-
-    await run_episode(services, tenant, uid)
 
 
 @dataclass(slots=True)
@@ -348,20 +172,6 @@ class EvalResult:
 Progress = Callable[[str, int, int], None]
 
 
-def eval_settings(base: Settings, data_dir: Path) -> Settings:
-    """Settings for one conversation: the embedded stores in `data_dir`, models as configured."""
-    return base.model_copy(
-        update={
-            "data_dir": data_dir,
-            "graph_backend": "sqlite",
-            "sqlite_path": None,
-            "neo4j_uri": None,
-            "qdrant_path": None,
-            "qdrant_url": None,
-        }
-    )
-
-
 async def run_eval(
     data: Path,
     *,
@@ -375,6 +185,7 @@ async def run_eval(
     progress: Progress | None = None,
     bookkeep: Bookkeep | None = None,
     store: Path | None = None,
+    references: bool = False,
     consolidate_level: str | None = None,
 ) -> EvalResult:
     """Run the memeval protocol on `data`; return rankings and the summary.
@@ -386,7 +197,8 @@ async def run_eval(
     none are used without it. `store`: keep each conversation's finished ingest there and reuse
     it on later runs while the data, the embedder, the extraction mode and the write-path code
     are unchanged (see `ingest_key`); questions always run on a fresh copy, so access
-    strengthening never leaks from one run into the next.
+    strengthening never leaks from one run into the next. `references`: also score the reference
+    retrievers (`bench.references`) on the same questions, as `summary["references"]`.
     """
     conversations = read_memeval(data)[:limit_conversations]
     base = settings or load_settings()
@@ -411,6 +223,7 @@ async def run_eval(
         progress=progress,
         bookkeep=bookkeep,
         store=store,
+        references=references,
         consolidate_level=consolidate_level,
     )
 
@@ -427,6 +240,7 @@ async def _run_eval(
     progress: Progress | None,
     bookkeep: Bookkeep | None,
     store: Path | None,
+    references: bool,
     consolidate_level: str | None = None,
 ) -> EvalResult:
     level = parse_level(consolidate_level) if consolidate_level else None
@@ -455,13 +269,13 @@ async def _run_eval(
                 settings_n = eval_settings(base, work)
                 tenant = f"memeval-{n}"
                 stored = (
-                    _stored_dir(
+                    stored_dir(
                         store, conv, ingest_key(conv, n, embedder.fingerprint, llm, bookkeep_name)
                     )
                     if store is not None
                     else None
                 )
-                loaded = _load_ingest(stored, work) if stored is not None else None
+                loaded = load_ingest(stored, work) if stored is not None else None
                 services = await Services.open(settings_n, embedder=embedder, chat=chat)
                 try:
                     if loaded is not None:
@@ -479,7 +293,7 @@ async def _run_eval(
                             continue
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
-                            _save_ingest(work, stored, ingested)
+                            save_ingest(work, stored, ingested)
                             services = await Services.open(settings_n, embedder=embedder, chat=chat)
                     ingest_s += ingested.seconds
                     turns += len(ingested.order)
@@ -501,15 +315,21 @@ async def _run_eval(
                             services, tenant, queries, recipe, now, signal_weights=weights
                         )
                         latencies.append((time.perf_counter() - start) * 1000.0)
-                        # A fact stands for the episodes that state it.
+                        # A fact stands for the episodes that state it (each at its score).
                         uids = [s for c in found for s in c.sources]
+                        ranked_in: Ranked = [
+                            (s, c.score, c.sides if c.kind == "episode" else {})
+                            for c in found
+                            for s in c.sources
+                        ]
                         if llm and route is not None:  # the rerank node's order (not timed)
                             uids = await llm_rerank(services, question, found, route, usage)
+                            ranked_in = by_rank(uids, found)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node
                             await services.graph.record_access(
                                 tenant, uids[: recipe.n_results], now
                             )
-                        ranked = ranked_turns(uids, ingested)
+                        ranked = ranked_turns(ranked_in, ingested)
                         rows.append({"id": q["id"], "ranked": ranked})
                         category = str(q.get("category") or "uncategorised")
                         scored.append(Scored(category, question_metrics(ranked, q["evidence"])))
@@ -517,6 +337,14 @@ async def _run_eval(
                             progress(f"questions {n}/{len(conversations)}", i, len(conv.questions))
                 finally:
                     await services.close()
+                    shutil.rmtree(work, ignore_errors=True)  # the next conversation's disk
+        reference_rows = (
+            await reference_metrics(
+                conversations, embedder, store / "references" if store is not None else None
+            )
+            if references
+            else None
+        )
     finally:
         if own_embedder:
             await embedder.close()
@@ -547,5 +375,6 @@ async def _run_eval(
         "llm_usage": llm_summary(chat) if llm else None,
         "embedder": embedder.fingerprint,
         "ks": list(KS),
+        "references": reference_rows,
     }
     return EvalResult(questions=rows, summary=summary, latencies_ms=latencies)

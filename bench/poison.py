@@ -1,7 +1,7 @@
 """`mneme bench poison FILE...`: every offline bookkeeping computation on every turn of memeval
 files, without stores: a turn that makes a heuristic raise (a poison pill) is counted and named.
 
-Each turn becomes the episode the eval would store (`bench.eval_retrieval`'s pairing of user and
+Each turn becomes the episode the eval would store (`bench.memeval`'s pairing of user and
 assistant turns), then goes through what bookkeeping computes offline: the heuristic extraction
 and its schema, the derivatives, topic slugs, entity names, and the router's and the ESS's
 heuristic answers. It is the fast check; `mneme eval retrieval FILE` is the end-to-end ingest,

@@ -15,34 +15,103 @@ from cli.common import console, fail, progress_bar, safe
 
 CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 LABELS = {"overall": "overall (all)", "overall_no_adversarial": "overall w/o adversarial"}
+DEV_BENCHMARKS = ("locomo10.memeval.jsonl", "longmemeval_s_dev30.memeval.jsonl")
+"""The two development benchmarks every retrieval change is judged on (in `--bench-dir`)."""
+METRICS = ("R@1", "R@5", "R@10", "R@20", "all@10", "hit@10", "NDCG@10")
 
 
-def summary_table(summary: dict[str, Any]) -> Table:
-    """The per-category metrics table of an eval summary."""
-    metrics: dict[str, dict[str, float]] = summary["metrics"]
-    table = Table(title="memeval retrieval", show_lines=False)
-    for column in ("category", "n", "R@1", "R@5", "R@10", "R@20", "all@10", "hit@10", "NDCG@10"):
-        table.add_column(column, justify="left" if column == "category" else "right", no_wrap=True)
+def _rows(metrics: dict[str, dict[str, float]]) -> list[str]:
     known = [c for c in CATEGORY_ORDER if c in metrics]
     others = sorted(c for c in metrics if c not in CATEGORY_ORDER and not c.startswith("overall"))
-    for name in [*known, *others, "overall", "overall_no_adversarial"]:
-        row = metrics.get(name)
-        if not row:
-            continue
+    return [c for c in [*known, *others, "overall", "overall_no_adversarial"] if metrics.get(c)]
+
+
+def summary_table(summary: dict[str, Any], title: str = "memeval retrieval") -> Table:
+    """The per-category metrics table of an eval summary; with the reference retrievers scored,
+    `!` marks a loss to the best single one (BM25 or dense) beyond noise."""
+    from bench.references import floor_losses
+
+    metrics: dict[str, dict[str, float]] = summary["metrics"]
+    refs: dict[str, dict[str, dict[str, float]]] | None = summary.get("references")
+    losses = {(c, m) for c, m, *_ in floor_losses(metrics, refs)} if refs else set()
+    table = Table(title=title, show_lines=False)
+    for column in ("category", "n", *METRICS):
+        table.add_column(column, justify="left" if column == "category" else "right", no_wrap=True)
+    for name in _rows(metrics):
+        row = metrics[name]
+        cells = [f"{row[k]:.3f}" + ("!" if (name, k) in losses else "") for k in METRICS]
+        table.add_row(LABELS.get(name, name), str(int(row["n"])), *cells)
+    return table
+
+
+def references_table(summary: dict[str, Any], title: str) -> Table:
+    """R@10 and NDCG@10 of the reference retrievers per category, beside mneme's."""
+    from bench.references import REFERENCES
+
+    metrics: dict[str, dict[str, float]] = summary["metrics"]
+    refs: dict[str, dict[str, dict[str, float]]] = summary["references"]
+    table = Table(title=f"{title}: R@10 / NDCG@10 beside the reference retrievers")
+    for column in ("category", "mneme", *REFERENCES):
+        table.add_column(column, justify="left" if column == "category" else "right", no_wrap=True)
+    for name in _rows(metrics):
+        cells = [metrics[name], *(refs[r].get(name, {}) for r in REFERENCES)]
         table.add_row(
             LABELS.get(name, name),
-            str(int(row["n"])),
-            *(
-                f"{row[k]:.3f}"
-                for k in ("R@1", "R@5", "R@10", "R@20", "all@10", "hit@10", "NDCG@10")
-            ),
+            *(f"{c['R@10']:.3f} / {c['NDCG@10']:.3f}" if c else "-" for c in cells),
         )
     return table
 
 
-def print_summary(summary: dict[str, Any], out: Console = console) -> None:
+def side_by_side(results: dict[str, dict[str, Any]]) -> Table:
+    """One row per benchmark: mneme's overall figures, the best reference's, latency, floor."""
+    from bench.references import REFERENCES, floor_losses
+
+    table = Table(title="retrieval on every benchmark (overall w/o adversarial)")
+    for column in (
+        "benchmark",
+        "n",
+        "R@5",
+        "R@10",
+        "NDCG@10",
+        "best ref R@10/NDCG",
+        "p50 ms",
+        "p95 ms",
+        "below the floor",
+    ):
+        table.add_column(column, justify="left" if column == "benchmark" else "right")
+    for name, summary in results.items():
+        row = summary["metrics"]["overall_no_adversarial"]
+        refs = summary.get("references")
+        best = "-"
+        losses = "-"
+        if refs:
+            r10 = max(refs[r]["overall_no_adversarial"]["R@10"] for r in REFERENCES)
+            nd = max(refs[r]["overall_no_adversarial"]["NDCG@10"] for r in REFERENCES)
+            best = f"{r10:.3f}/{nd:.3f}"
+            found = floor_losses(summary["metrics"], refs)
+            losses = ", ".join(f"{c} {m}" for c, m, *_ in found) or "none"
+        lat = summary["latency_ms"]
+        table.add_row(
+            name,
+            str(int(row["n"])),
+            f"{row['R@5']:.3f}",
+            f"{row['R@10']:.3f}",
+            f"{row['NDCG@10']:.3f}",
+            best,
+            f"{lat['p50']:.1f}",
+            f"{lat['p95']:.1f}",
+            losses,
+        )
+    return table
+
+
+def print_summary(
+    summary: dict[str, Any], out: Console = console, title: str = "memeval retrieval"
+) -> None:
     """Print the metrics table, latency and ingest time."""
-    out.print(summary_table(summary))
+    out.print(summary_table(summary, title))
+    if summary.get("references"):
+        out.print(references_table(summary, title))
     lat = summary["latency_ms"]
     ing = summary["ingest"]
     out.print(
@@ -82,18 +151,42 @@ def print_summary(summary: dict[str, Any], out: Console = console) -> None:
         )
 
 
+def dev_benchmarks(bench_dir: Path) -> list[Path]:
+    """The development benchmarks in `bench_dir`; `ValueError` names a missing one."""
+    paths = [bench_dir / name for name in DEV_BENCHMARKS]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise ValueError(
+            f"{', '.join(missing)} not found; pass memeval files, or --bench-dir with "
+            f"{' and '.join(DEV_BENCHMARKS)}"
+        )
+    return paths
+
+
 def retrieval(
-    data: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see docs/memeval.md).")],
+    data: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="memeval .jsonl files (see docs/memeval.md); default: the development "
+            "benchmarks in --bench-dir."
+        ),
+    ] = None,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write rankings + summary here.")
+        Path | None, typer.Option("--json", help="Write rankings + summaries here.")
     ] = None,
     recipe: Annotated[
         str, typer.Option(help="auto (the router decides) or SIMPLE, TEMPORAL, ...")
     ] = "auto",
-    ablate: Annotated[str | None, typer.Option(help="Turn one part off.")] = None,
+    ablate: Annotated[
+        str | None,
+        typer.Option(
+            help="Turn one part off; several (comma-separated, or `all`): the full recipe, then "
+            "each part off on the same stored ingests, and an ablation table."
+        ),
+    ] = None,
     llm: Annotated[bool, typer.Option("--llm", help="Use the configured LLM endpoint.")] = False,
     limit_conversations: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N conversations.")
+        int | None, typer.Option(min=1, help="Only the first N conversations of each file.")
     ] = None,
     store: Annotated[
         Path | None,
@@ -102,6 +195,16 @@ def retrieval(
             "and the write-path code are unchanged (questions run on a fresh copy).",
         ),
     ] = None,
+    bench_dir: Annotated[
+        Path, typer.Option(help="Where the development benchmarks are (when no file is given).")
+    ] = Path("../shared/bench"),
+    references: Annotated[
+        bool,
+        typer.Option(
+            help="Also score plain BM25, plain dense and their RRF on the same questions "
+            "(the floor mneme must not fall below)."
+        ),
+    ] = True,
     consolidate: Annotated[
         str | None,
         typer.Option(
@@ -110,7 +213,8 @@ def retrieval(
         ),
     ] = None,
 ) -> None:
-    """Ingest each conversation into a fresh memory, ask its questions, score the rankings."""
+    """Ingest each conversation into a fresh memory, ask its questions, score the rankings; with
+    several files (by default the two development benchmarks), side by side."""
     from bench.eval_retrieval import run_eval
     from bench.memeval import EvalInputError
     from memory.consolidation import parse_level
@@ -123,38 +227,100 @@ def retrieval(
             get_recipe(recipe)
         if consolidate:
             parse_level(consolidate)
-        if ablate and ablate not in PARTS:
-            raise ValueError(f"unknown part {ablate!r}; use one of {sorted(PARTS)}")
+        parts = ablation_parts(ablate, PARTS)
+        files = list(data) if data else dev_benchmarks(bench_dir)
     except ValueError as exc:
         raise fail(str(exc)) from None
 
+    runs: dict[str | None, dict[str, Any]] = {part: {} for part in parts}
     with progress_bar(transient=True) as bar:
         task = bar.add_task("starting", total=None)
+        for path in files:
+            name = path.name.removesuffix(".jsonl").removesuffix(".memeval")
+            for part in parts:
+                label = f"{name} -{part}" if part and len(parts) > 1 else name
 
-        def tick(what: str, done: int, total: int) -> None:
-            bar.update(task, description=what, completed=done, total=total)
+                def tick(what: str, done: int, total: int, label: str = label) -> None:
+                    bar.update(task, description=f"{label}: {what}", completed=done, total=total)
 
-        try:
-            result = asyncio.run(
-                run_eval(
-                    data,
-                    recipe_name=recipe,
-                    part=ablate,
-                    llm=llm,
-                    limit_conversations=limit_conversations,
-                    progress=tick,
-                    store=store,
-                    consolidate_level=consolidate,
-                )
-            )
-        except (EvalInputError, ConfigError, StoreError) as exc:
-            raise fail(str(exc)) from None
+                try:
+                    runs[part][name] = asyncio.run(
+                        run_eval(
+                            path,
+                            recipe_name=recipe,
+                            part=part,
+                            llm=llm,
+                            limit_conversations=limit_conversations,
+                            progress=tick,
+                            store=store,
+                            consolidate_level=consolidate,
+                            # the floor is the full recipe's; ablated runs skip it
+                            references=references and (part is None or len(parts) == 1),
+                        )
+                    )
+                except (EvalInputError, ConfigError, StoreError) as exc:
+                    raise fail(str(exc)) from None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result.as_json(), indent=1), encoding="utf-8")
-    print_summary(result.summary)
+        doc: dict[str, Any] = {
+            "benchmarks": {name: r.as_json() for name, r in runs[parts[0]].items()}
+        }
+        if len(parts) > 1:
+            doc["ablation"] = {
+                str(part): {name: r.summary for name, r in results.items()}
+                for part, results in runs.items()
+                if part is not None
+            }
+        json_out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    results = runs[parts[0]]
+    for name, result in results.items():
+        print_summary(result.summary, title=name)
+    if len(results) > 1:
+        console.print(side_by_side({n: r.summary for n, r in results.items()}))
+    if len(parts) > 1:
+        console.print(
+            ablation_table({p: {n: r.summary for n, r in res.items()} for p, res in runs.items()})
+        )
     if json_out is not None:
-        console.print(f"rankings and summary written to {json_out}")
+        console.print(f"rankings and summaries written to {json_out}")
+
+
+def ablation_parts(ablate: str | None, known: Any) -> list[str | None]:
+    """The runs an `--ablate` value asks for: [None] (full recipe), [part], or the full recipe
+    and then each part of a comma-separated list (`all`: every part); ValueError names the
+    parts."""
+    if not ablate:
+        return [None]
+    names = sorted(known) if ablate.strip().lower() == "all" else ablate.split(",")
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise ValueError(f"unknown part {', '.join(unknown)!r}; use one of {sorted(known)}")
+    runs: list[str | None] = [None, *dict.fromkeys(names)]
+    return runs[1:] if len(names) == 1 else runs
+
+
+def ablation_table(runs: dict[str | None, dict[str, dict[str, Any]]]) -> Table:
+    """R@10 / NDCG@10 (overall w/o adversarial) of the full recipe and of each part off, per
+    benchmark, with the change against the full recipe."""
+    full = runs[None]
+    table = Table(title="ablation: R@10 / NDCG@10 overall w/o adversarial (change vs full)")
+    table.add_column("part off", justify="left")
+    for name in full:
+        table.add_column(name, justify="right")
+    for part, results in runs.items():
+        cells = []
+        for name, base in full.items():
+            row = results[name]["metrics"]["overall_no_adversarial"]
+            ref = base["metrics"]["overall_no_adversarial"]
+            text = f"{row['R@10']:.3f} / {row['NDCG@10']:.3f}"
+            if part is not None:
+                text += (
+                    f" ({row['R@10'] - ref['R@10']:+.3f} / {row['NDCG@10'] - ref['NDCG@10']:+.3f})"
+                )
+            cells.append(text)
+        table.add_row("none (full)" if part is None else part, *cells)
+    return table
 
 
 def convert(

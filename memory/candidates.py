@@ -47,6 +47,11 @@ class Candidate:
     """The result's own uid: the episode's, or the fact's."""
     sources: list[str] = field(default_factory=list)
     """The episodes it comes from: the episode itself, or the episodes that state the fact."""
+    sides: dict[str, float] = field(default_factory=dict)
+    """For an episode with both sides (user and agent text): each side's own score. The side
+    that answers (the agent's when the question asks what it said and its reply matched, else
+    the user's) scores `score`; the other is context and scores `score` x
+    `Recipe.reply_weight`, so it follows the answering sides of the next candidates."""
     fact: dict[str, Any] | None = None
     """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
     found (`via`)."""

@@ -63,6 +63,9 @@ class FactHits:
     sparse_scale: float = 0.0
     """The best BM25 score of the pass's derivatives: facts are scaled by the better of it and
     their own best, so that a fact matching one stray word does not score like a full match."""
+    dense_weight: float | None = None
+    """The pass's dense weight after `Recipe.dense_gain` (None: the recipe's), so that facts
+    and episodes fuse alike."""
 
     def add(self, mode: str, hits: Sequence[VectorHit]) -> None:
         """Keep the best score of each fact in the mode's list."""
@@ -73,7 +76,7 @@ class FactHits:
                 best[uid] = max(best.get(uid, hit.score), hit.score)
 
     def relevance(self, recipe: Recipe) -> dict[str, float]:
-        """Weighted cosine + BM25 (scaled by the best) per fact, as `retrieval._fuse` scores."""
+        """Weighted cosine + BM25 (scaled by the best) per fact, as `memory.fusion` scores turns."""
         uids = set(self.dense) | set(self.sparse)
         dense_fill = min(self.dense.values(), default=0.0)
         sparse_top = max([*self.sparse.values(), self.sparse_scale], default=1.0) or 1.0
@@ -82,7 +85,8 @@ class FactHits:
         for uid in uids:
             value = 0.0
             if recipe.dense:
-                value += recipe.dense_weight * max(0.0, self.dense.get(uid, dense_fill))
+                weight = recipe.dense_weight if self.dense_weight is None else self.dense_weight
+                value += weight * max(0.0, self.dense.get(uid, dense_fill))
             if recipe.sparse:
                 value += recipe.sparse_weight * self.sparse.get(uid, sparse_fill) / sparse_top
             out[uid] = value

@@ -6,14 +6,16 @@ Pure functions: no I/O, no model.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from functools import lru_cache
 
-from memory.sparse import token_set
+from memory.sparse import MAX_TOKEN_CHARS, STOPWORDS, stem
 
 __all__ = [
     "coverage",
+    "occurs",
     "estimate_tokens",
     "recency",
     "rrf_lists",
@@ -34,17 +36,39 @@ def coverage(query_tokens: set[str], text: str) -> float:
     """Share of the query's content tokens (see `sparse.tokenize`) that occur in `text`, 0..1.
 
     The non-LLM rerank: BM25 lets one rare word carry a fragment; coverage prefers fragments
-    that hold all the words asked about.
+    that hold all the words asked about. Equal to |query_tokens ∩ token_set(text)| / |query_tokens|
+    without tokenising the text: each token is looked for where it could be (see `occurs`).
     """
     if not query_tokens:
         return 0.0
-    return len(query_tokens & _tokens(text)) / len(query_tokens)
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    return sum(1 for t in query_tokens if occurs(t, normal)) / len(query_tokens)
 
 
-@lru_cache(maxsize=20_000)
-def _tokens(text: str) -> frozenset[str]:
-    # Memories are re-ranked again and again; a long turn costs ~0.3 ms to tokenise.
-    return token_set(text)
+def occurs(token: str, normal: str) -> bool:
+    """Whether `sparse.tokenize` of a text would yield `token`; `normal` is the text NFKC'd and
+    casefolded. Stemming rewrites at most a word's last letter of what it keeps (hoping → hope,
+    happy → happi), so a word with the token is one that starts with all but its last letter:
+    a substring test rules most texts out, and only words so starting are stemmed."""
+    if len(token) == 1 and _CJK_CHAR.match(token):
+        return token in normal
+    prefix = token[:-1] if len(token) > 1 else token
+    at = normal.find(prefix)
+    while at >= 0:
+        if at == 0 or not _WORD_CHAR.match(normal, at - 1):  # a word starts here
+            match = _WORD.match(normal, at)
+            word = match.group()[:MAX_TOKEN_CHARS] if match else ""
+            if word and word not in STOPWORDS and stem(word) == token:
+                return True
+        at = normal.find(prefix, at + 1)
+    return False
+
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_WORD_CHAR = re.compile(f"[^\\W_{_CJK}]")
+"""A character `sparse.tokenize` puts inside a word (letters and digits, not `_`, not CJK)."""
+_WORD = re.compile(f"[^\\W_{_CJK}]+")
 
 
 def smooth(

@@ -36,18 +36,31 @@ class Recipe:
     max_candidates: int = 30
     """Candidates `retrieve` returns, best first (the rerank reads at most 50)."""
     overfetch: float = 2.0
-    """Each underlying search asks for `overfetch * max_candidates` points."""
+    """Each underlying search asks for points enough for `overfetch * max_candidates` episodes."""
+    fragments_per_episode: float = 2.0
+    """Points fetched per episode asked for: a long turn is many fragments, and its best ones
+    crowd a list (a 500-word reply is 6+ points), so each search asks for `overfetch *
+    max_candidates * fragments_per_episode` points; an episode scores as its best (max-sim)."""
     fusion: Literal["score", "rrf"] = "score"
-    """How the dense and sparse lists combine: `score` = weighted sum of the BM25 score (scaled
-    by the best one) and the cosine similarity; `rrf` = reciprocal-rank fusion."""
+    """How the dense and sparse lists combine (`memory.fusion`): `score` = weighted sum of the
+    calibrated scores (cosine similarity as it is, BM25 divided by the best); `rrf` =
+    reciprocal-rank fusion."""
     rrf_k: int = 60
     """Reciprocal-rank-fusion constant: score = sum of w / (k + rank) over the ranked lists."""
     dense_weight: float = 1.0
     """Weight of the dense list in the fusion."""
     sparse_weight: float = 1.0
     """Weight of the sparse list in the fusion."""
-    similarity_floor: float = 0.3
-    """Dense hits below this cosine similarity are dropped (lexical hits are not held to it)."""
+    dense_gain: float = 2.0
+    """The dense weight is scaled by 1 + this x (1 - fit), where fit is the best share of the
+    question's words that one of the top `lexical_hits` sparse hits holds: a question whose
+    words no lexical hit holds is matched on stray words, and meaning decides (0: fixed)."""
+    lexical_hits: int = 3
+    """Top sparse hits read for the fit of `dense_gain`."""
+    similarity_floor: float | None = 0.15
+    """Dense hits below this cosine similarity are dropped (None: none are): a guard against
+    unrelated memories (unrelated texts score about 0-0.1 with MiniLM), not a ranking cut; 0.3
+    dropped every dense hit of some LongMemEval questions, whose evidence scores 0.2-0.3."""
     smoothing: float = 0.15
     """Add this x the better relevance of the previous and next turn of the same thread (the
     reply rides on the question that prompted it); the turns come from the graph's chain."""
@@ -76,11 +89,20 @@ class Recipe:
     read?" favours what Ana said over what others said to her. Transcripts of people only
     (turns stored as `Name: text`); agent turns carry no speaker. Multiplicative, so an
     irrelevant turn is not lifted by its speaker alone."""
+    reply_weight: float = 0.5
+    """A turn with both sides (user and agent) ranks its answering side at the turn's score
+    and the other side, context, at this x it (`Candidate.sides`): the user's side answers,
+    unless the question asks what the agent said and the agent's reply matched. 1: both sides
+    at the turn's score, in order."""
     # ---- facts (knowledge propositions; `memory.fact_search`)
     facts: bool = True
     """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
     each carrying its source episodes."""
     max_facts: int = 10
+    fact_similarity_floor: float | None = 0.3
+    """Dense fact hits below this cosine similarity are dropped (None: none are). Facts are
+    short propositions and keep the floor they were measured with; turns have their own
+    (`similarity_floor`)."""
     """Most facts one retrieval returns (besides instructions and causes)."""
     successors: bool = True
     """A superseded fact that matches lends its relevance to its current successor."""
@@ -148,7 +170,10 @@ PARTS: dict[str, dict[str, object]] = {
     "neighbours": {"neighbours": 0},
     "associative": {"associative": False},
     "rerank": {"rerank": False},
-    "floor": {"similarity_floor": -1.0},
+    "adaptive": {"dense_gain": 0.0},
+    "floor": {"similarity_floor": None},
+    "fragments": {"fragments_per_episode": 1.0},
+    "turns": {"reply_weight": 1.0},
     "smoothing": {"smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
     "facts": {"facts": False},

@@ -2,11 +2,15 @@
 
 For each query pass, in parallel: dense and sparse searches over derivatives (exact chunks and
 context derivatives) and prospective questions, and the associative path (entities named in the
-query → their episodes). Hits collapse to episodes (best point per list); the lists fuse into a
-relevance (weighted scores, or RRF); a time window named by the question boosts what falls inside
-it; graph proximity and a non-LLM rerank (query-term coverage) adjust it; neighbours along
-TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry provenance: the
-fragments and prospective questions that matched, and the score parts. Facts (the `knowledge`
+query → their episodes). Hits collapse to episodes: an episode scores as its best point in each
+list (max-sim over the fragments of a long turn, so one reply never fills the list), and each
+search fetches enough points for that (`Recipe.fragments_per_episode`). The lists fuse in
+`memory.fusion` (calibrated scores, or RRF) with a dense weight that grows when no top lexical
+hit holds the question's words (`Recipe.dense_gain`); a time window named by the question boosts
+what falls inside it; graph proximity and a non-LLM rerank (query-term coverage) adjust it;
+neighbours along TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry
+provenance: the fragments and prospective questions that matched, the score parts, and for a
+user + assistant turn the score of each side (`Candidate.sides`). Facts (the `knowledge`
 collection) are searched in the same passes and ranked beside the episodes, conflict-aware, by
 `memory.fact_search`; a fact candidate carries its source episodes.
 
@@ -33,6 +37,8 @@ from memory.fact_search import (
     gather_facts,
     subjects_named,
 )
+from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
+from memory.query import addresses_agent
 from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
@@ -58,6 +64,8 @@ class _Episode:
     fragments: dict[str, float] = field(default_factory=dict)
     questions: dict[str, float] = field(default_factory=dict)
     payload: Mapping[str, object] = field(default_factory=dict)
+    roles: set[str] = field(default_factory=set)
+    """Roles (`user`, `agent`, `chunk`, context) of the points that matched."""
 
 
 def rrf_fuse(lists: Sequence[Sequence[VectorHit]], k: int) -> dict[str, float]:
@@ -104,7 +112,9 @@ async def _run_pass(
     services: Services, tenant: str, query: str, recipe: Recipe, when: Resolution
 ) -> _Pass:
     vectors = services.vectors
-    limit = max(1, math.ceil(recipe.max_candidates * recipe.overfetch))
+    limit = max(
+        1, math.ceil(recipe.max_candidates * recipe.overfetch * recipe.fragments_per_episode)
+    )
     window = when.window
     flt = (
         VectorFilter(created_from=window.start, created_to=window.end)
@@ -161,7 +171,7 @@ async def _run_pass(
                     tenant,
                     dense=dense_vec,
                     limit=fact_limit,
-                    score_threshold=recipe.similarity_floor,
+                    score_threshold=recipe.fact_similarity_floor,
                 )
             )
         fact_sparse = encode_query(fact_terms(query)) if recipe.sparse else None
@@ -173,40 +183,50 @@ async def _run_pass(
     association = await assoc_task if assoc_task is not None else Association()
 
     acc: dict[str, _Episode] = {}
-    lists: dict[str, list[str]] = {"dense": [], "sparse": []}
+    lists = {
+        "dense": ScoredList("dense", "cosine", recipe.dense_weight),
+        "sparse": ScoredList("sparse", "top", recipe.sparse_weight),
+    }
+    lexical: list[tuple[float, str]] = []
     for (mode, kind), hits in zip(jobs, results, strict=True):
         if kind == "knowledge":
             fact_hits.add(mode, hits)
             continue
         for hit in hits:
             payload = hit.payload
-            if not recipe.contextual and payload.get("role") == CONTEXT_ROLE:
+            role = str(payload.get("role", ""))
+            if not recipe.contextual and role == CONTEXT_ROLE:
                 continue
             uid = str(payload.get("episode_uid", ""))
             if not uid:
                 continue
             ep = acc.setdefault(uid, _Episode(payload=payload))
+            lists[mode].add(uid, hit.score)
             if mode == "dense":
                 ep.dense = hit.score if ep.dense is None else max(ep.dense, hit.score)
             else:
                 ep.sparse = hit.score if ep.sparse is None else max(ep.sparse, hit.score)
+                lexical.append((hit.score, str(payload.get("text", ""))))
+            ep.roles.add(role)
             text = str(payload.get("text", ""))
             if "derivative_text" in payload:
                 ep.questions[text] = max(ep.questions.get(text, 0.0), hit.score)
                 text = str(payload["derivative_text"])
-            if payload.get("role") != CONTEXT_ROLE:
+            if role != CONTEXT_ROLE:
                 ep.fragments[text] = max(ep.fragments.get(text, 0.0), hit.score)
     for uid in association.pointers:
         acc.setdefault(uid, _Episode())
     fact_hits.sparse_scale = max((ep.sparse for ep in acc.values() if ep.sparse), default=0.0)
 
-    for mode in ("dense", "sparse"):
-        ranked = sorted(
-            (uid for uid, ep in acc.items() if getattr(ep, mode) is not None),
-            key=lambda u: -(getattr(acc[u], mode) or 0.0),
-        )
-        lists[mode] = ranked
-    relevance = _fuse(acc, lists, recipe)
+    if recipe.dense_gain and lists["sparse"].scores:
+        lexical.sort(key=lambda h: -h[0])
+        fit = lexical_fit(set(tokenize(query)), (t for _, t in lexical[: recipe.lexical_hits]))
+        lists["dense"].weight *= dense_gain(fit, recipe.dense_gain)
+    fact_hits.dense_weight = lists["dense"].weight
+    used = [lists[m] for m in ("dense", "sparse") if getattr(recipe, m)]
+    relevance = fuse(
+        used, acc, method="rrf" if recipe.fusion == "rrf" else "score", rrf_k=recipe.rrf_k
+    )
     if recipe.smoothing > 0 and relevance:
         adjacency = await services.graph.thread_adjacency(tenant, list(relevance))
         relevance = smooth(relevance, adjacency, recipe.smoothing)
@@ -217,34 +237,6 @@ async def _run_pass(
             if created is not None and window.contains(created):
                 relevance[uid] += recipe.time_boost
     return _Pass(relevance=relevance, acc=acc, association=association, facts=fact_hits)
-
-
-def _fuse(
-    acc: Mapping[str, _Episode], lists: Mapping[str, list[str]], recipe: Recipe
-) -> dict[str, float]:
-    """Relevance per episode from the dense and sparse lists (see `Recipe.fusion`)."""
-    if recipe.fusion == "rrf":
-        weighted = [(recipe.dense_weight, lists["dense"]), (recipe.sparse_weight, lists["sparse"])]
-        scores = rrf_lists(weighted, recipe.rrf_k)
-        best = sum(w for w, items in weighted if items) / (recipe.rrf_k + 1) or 1.0
-        return {uid: scores.get(uid, 0.0) / best for uid in acc}
-    dense_vals = [ep.dense for ep in acc.values() if ep.dense is not None]
-    sparse_vals = [ep.sparse for ep in acc.values() if ep.sparse is not None]
-    # A point below a list's cut-off scores at most the list's last value: use it as the fill.
-    dense_fill = min(dense_vals) if dense_vals else 0.0
-    sparse_top = max(sparse_vals) if sparse_vals else 1.0
-    sparse_fill = min(sparse_vals) if sparse_vals else 0.0
-    out: dict[str, float] = {}
-    for uid, ep in acc.items():
-        dense = ep.dense if ep.dense is not None else dense_fill
-        sparse = ep.sparse if ep.sparse is not None else sparse_fill
-        value = 0.0
-        if recipe.dense:
-            value += recipe.dense_weight * max(0.0, dense)
-        if recipe.sparse:
-            value += recipe.sparse_weight * (sparse / sparse_top if sparse_top > 0 else 0.0)
-        out[uid] = value
-    return out
 
 
 async def retrieve(
@@ -284,6 +276,7 @@ async def retrieve(
     for p in passes:
         for uid, ep in p.acc.items():
             mine = acc.setdefault(uid, _Episode(payload=ep.payload))
+            mine.roles |= ep.roles
             if ep.dense is not None:
                 mine.dense = max(mine.dense or -1.0, ep.dense)
             for text, s in ep.fragments.items():
@@ -312,6 +305,7 @@ async def retrieve(
     best = max((relevance[u] for u in top), default=1.0) or 1.0
     q_tokens = set().union(*(set(tokenize(q)) for q in queries))
     named = {normalise_text(n) for p in passes for n in p.association.entities}
+    about_agent = recipe.reply_weight < 1.0 and any(addresses_agent(q) for q in queries)
     out: list[Candidate] = []
     for uid in top:
         episode = episodes.get(uid)
@@ -331,12 +325,14 @@ async def retrieve(
                 q_tokens,
                 signal_weights,
                 named,
+                about_agent,
             )
         )
     for c in out:
         episode = episodes[c.episode_uid]
         if is_bare_question(episode.user_text, episode.agent_text):
             c.score *= BARE_QUESTION_FACTOR  # kept, never above the statements that answer it
+            c.sides = {side: value * BARE_QUESTION_FACTOR for side, value in c.sides.items()}
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
@@ -360,6 +356,7 @@ def _candidate(
     q_tokens: set[str],
     signal_weights: Mapping[str, float] | None,
     named: set[str],
+    about_agent: bool,
 ) -> Candidate:
     created = as_utc(episode.created_at)
     signals = episode.ess.signals() if episode.ess else _signals(ep.payload)
@@ -373,6 +370,11 @@ def _candidate(
     score += recipe.salience_weight * episode.salience
     score += recipe.recency_weight * recency(created, cutoff, recipe.recency_days)
     score += credibility_bonus(signals, signal_weights)
+    sides: dict[str, float] = {}
+    if episode.user_text.strip() and episode.agent_text.strip():
+        answer = "agent" if about_agent and "agent" in ep.roles else "user"
+        context = "user" if answer == "agent" else "agent"
+        sides = {answer: score, context: score * recipe.reply_weight}
     return Candidate(
         episode_uid=episode.uid,
         score=score,
@@ -388,6 +390,7 @@ def _candidate(
         proximity=proximity,
         in_window=any(w.contains(created) for w in windows),
         salience=episode.salience,
+        sides=sides,
         uid=episode.uid,
         sources=[episode.uid],
     )
@@ -414,10 +417,11 @@ async def _neighbours(
             if episode.uid in present or episode.archived or as_utc(episode.created_at) > cutoff:
                 continue
             present.add(episode.uid)
+            score = seed.score * recipe.neighbour_decay / abs(n.offset)
             out.append(
                 Candidate(
                     episode_uid=episode.uid,
-                    score=seed.score * recipe.neighbour_decay / abs(n.offset),
+                    score=score,
                     similarity=None,
                     created_at=as_utc(episode.created_at),
                     thread_id=episode.thread_id,
@@ -428,6 +432,11 @@ async def _neighbours(
                     signals=episode.ess.signals() if episode.ess else {},
                     relevance=seed.relevance * recipe.neighbour_decay / abs(n.offset),
                     salience=episode.salience,
+                    sides=(
+                        {"user": score, "agent": score * recipe.reply_weight}
+                        if episode.user_text.strip() and episode.agent_text.strip()
+                        else {}
+                    ),
                     uid=episode.uid,
                     sources=[episode.uid],
                 )

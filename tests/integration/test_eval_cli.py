@@ -181,9 +181,14 @@ def test_cli_writes_json_and_prints_the_table(
     assert result.exit_code == 0, result.output
     assert "overall w/o adversarial" in result.output
     assert "p95" in result.output
-    doc = json.loads(out.read_text())
+    assert "beside the reference retrievers" in result.output
+    doc = json.loads(out.read_text())["benchmarks"]["tiny"]
     assert len(doc["questions"]) == 4
     assert doc["summary"]["ablate"] == "rerank"
+    refs = doc["summary"]["references"]
+    assert set(refs) == {"BM25", "dense", "RRF"}
+    assert all(refs[r]["overall"]["n"] == 4 for r in refs)
+    assert refs["dense"]["temporal"]["R@5"] == 1.0  # "half marathon" is t6's alone
 
 
 def test_cli_rejects_unknown_parts_and_bad_files(data: Path, tmp_path: Path) -> None:
@@ -200,8 +205,23 @@ def test_ranked_turns_pads_with_latest_turns() -> None:
     from bench.eval_retrieval import Ingested
 
     ingested = Ingested(turn_ids={"e1": ["t1"], "e2": ["t2", "t3"]}, order=["t1", "t2", "t3", "t4"])
-    assert ranked_turns(["e2"], ingested, minimum=4) == ["t2", "t3", "t4", "t1"]
-    assert ranked_turns(["e2", "e1"], ingested, minimum=1) == ["t2", "t3", "t1"]
+    assert ranked_turns([("e2", 1.0, {})], ingested, minimum=4) == ["t2", "t3", "t4", "t1"]
+    found = [("e2", 1.0, {}), ("e1", 0.5, {})]
+    assert ranked_turns(found, ingested, minimum=1) == ["t2", "t3", "t1"]
+
+
+def test_the_context_side_of_a_turn_follows_the_answering_sides_of_the_next() -> None:
+    from bench.eval_retrieval import Ingested
+
+    ingested = Ingested(
+        turn_ids={"e1": ["u1", "a1"], "e2": ["u2", "a2"]}, order=["u1", "a1", "u2", "a2"]
+    )
+    # e1's user side answers (1.0), its reply is context (0.5): e2's user side (0.8) goes between
+    found = [("e1", 1.0, {"user": 1.0, "agent": 0.5}), ("e2", 0.8, {"user": 0.8, "agent": 0.4})]
+    assert ranked_turns(found, ingested, minimum=1) == ["u1", "u2", "a1", "a2"]
+    # a question about what the agent said ranks the reply first
+    found = [("e1", 1.0, {"agent": 1.0, "user": 0.5})]
+    assert ranked_turns(found, ingested, minimum=1) == ["a1", "u1"]
 
 
 async def test_a_stored_ingest_is_reused_until_the_data_changes(

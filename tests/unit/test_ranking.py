@@ -1,0 +1,26 @@
+"""Query-term coverage (the non-LLM rerank) finds exactly the tokens the sparse tokeniser makes."""
+
+from __future__ import annotations
+
+import random
+
+from memory.ranking import coverage
+from memory.sparse import token_set, tokenize
+
+TEXTS = (
+    "I was hoping the happy ponies agreed; running late, we hopped on the 5000 bus.",
+    "SIAC_GEE and Sen2Cor correct Sentinel-2 images (atmospheric correction), naïve café ﬁles.",
+    "東京で寿司を食べた. Ça va? I've had Luna for 9 months; she's been studying my keyboard.",
+    "Hoping for rain: the hop farm hopes so. Flies, fly, flying, flied. Studies, studied.",
+)
+
+
+def test_coverage_counts_the_query_tokens_that_tokenising_the_text_would_give() -> None:
+    rng = random.Random(5)
+    vocab = sorted({t for text in TEXTS for t in tokenize(text)} | {"hop", "fli", "stud", "x"})
+    for _ in range(400):
+        text = rng.choice(TEXTS)
+        query = set(rng.sample(vocab, rng.randint(1, 6)))
+        assert coverage(query, text) == len(query & token_set(text)) / len(query)
+    assert coverage(set(tokenize("Where does Luna sleep?")), TEXTS[2]) == 0.5
+    assert coverage(set(), TEXTS[0]) == 0.0
