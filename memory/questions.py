@@ -26,9 +26,13 @@ older `nodes.content.RECALL_HEADER` list): no new information."""
 
 
 def is_bare_question(user_text: str, agent_text: str) -> bool:
-    """True when every sentence the user wrote asks something and the agent's side is empty or
-    only quoted memory back."""
-    _, said = speaker_label(user_text.strip())
+    """True when every sentence the user wrote to the agent asks something and the agent's
+    side is empty or only quoted memory back. A turn of a conversation between two people
+    (`Name: text`) is never one: there a question is part of what happened ("Did you adopt the
+    kitten?" is evidence of the adoption with the answer that follows it)."""
+    speaker, said = speaker_label(user_text.strip())
+    if speaker is not None:
+        return False
     sentences = [s for s in _SENTENCES.split(said.strip()) if s.strip()]
     if not sentences or not all(s.rstrip().endswith("?") for s in sentences):
         return False
