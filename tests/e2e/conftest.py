@@ -74,6 +74,24 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=30)
 
 
+def dev_command(port: int) -> list[str]:
+    """`langgraph dev` serving this repository's graphs on 127.0.0.1:`port` (no browser, no
+    reload)."""
+    return [
+        str(BIN / "langgraph"),
+        "dev",
+        "--config",
+        str(ROOT / "langgraph.json"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--no-reload",
+        "--allow-blocking",
+    ]
+
+
 def start(args: list[str], env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
     """Start a child in its own session (so `stop` reaches its children too)."""
     with log.open("wb") as handle:  # the child keeps its own copy of the descriptor

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.conftest import BIN, ROOT, child_env, free_port, start, wait_http
+from tests.e2e.conftest import child_env, dev_command, free_port, start, wait_http
 
 pytestmark = pytest.mark.slow
 
@@ -43,19 +43,7 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp / "server.log"
     keys = ",".join(f"{u}:{k}" for u, k in KEYS.items())
     proc = start(
-        [
-            str(BIN / "langgraph"),
-            "dev",
-            "--config",
-            str(ROOT / "langgraph.json"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-browser",
-            "--no-reload",
-            "--allow-blocking",
-        ],
+        dev_command(port),
         env=child_env(tmp / "data", MNEME_API_KEYS=keys),
         cwd=tmp,
         log=log,

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from tests.e2e.conftest import BIN, ROOT, child_env, free_port, start, wait_http
+from tests.e2e.conftest import ROOT, child_env, dev_command, free_port, start, wait_http
 from tests.e2e.test_auth import _stop
 
 pytestmark = pytest.mark.slow
@@ -105,19 +105,7 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     port = free_port()
     log = tmp / "server.log"
     proc = start(
-        [
-            str(BIN / "langgraph"),
-            "dev",
-            "--config",
-            str(ROOT / "langgraph.json"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-browser",
-            "--no-reload",
-            "--allow-blocking",
-        ],
+        dev_command(port),
         env=child_env(tmp / "data", MNEME_API_KEYS=f"fuzzer:{KEY}"),
         cwd=tmp,
         log=log,

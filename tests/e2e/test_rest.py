@@ -14,7 +14,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import BIN, IN_CI, ROOT, child_env, free_port, start, stop, wait_http
+from tests.e2e.conftest import (
+    IN_CI,
+    child_env,
+    dev_command,
+    free_port,
+    start,
+    stop,
+    wait_http,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -28,19 +36,7 @@ def serve(tmp: Path, keys: dict[str, str], **env: str) -> tuple[str, Any]:
     port = free_port()
     log = tmp / "server.log"
     proc = start(
-        [
-            str(BIN / "langgraph"),
-            "dev",
-            "--config",
-            str(ROOT / "langgraph.json"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-browser",
-            "--no-reload",
-            "--allow-blocking",
-        ],
+        dev_command(port),
         env=child_env(
             tmp / "data", MNEME_API_KEYS=",".join(f"{u}:{k}" for u, k in keys.items()), **env
         ),

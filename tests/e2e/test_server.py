@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import BIN, ROOT, child_env, free_port, start, wait_http
+from tests.e2e.conftest import child_env, dev_command, free_port, start, wait_http
 
 pytestmark = pytest.mark.slow
 
@@ -54,19 +54,7 @@ def server(tmp_path: Path, processes) -> str:
     port = free_port()
     log = tmp_path / "server.log"
     proc = start(
-        [
-            str(BIN / "langgraph"),
-            "dev",
-            "--config",
-            str(ROOT / "langgraph.json"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-browser",
-            "--no-reload",
-            "--allow-blocking",
-        ],
+        dev_command(port),
         env=child_env(tmp_path / "data"),
         cwd=tmp_path,  # the dev server keeps its own state in the working directory
         log=log,
