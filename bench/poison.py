@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.memeval import episodes_of, read_memeval
 from memory.schema import Episode, content_hash, episode_content
+from nodes.belief_assessment import claim_of, heuristic_features
 from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
 from nodes.fact_patterns import heuristic_facts
 from nodes.knowledge import said_of
@@ -51,7 +52,8 @@ def check_episode(user_text: str, agent_text: str) -> None:
     if not derivatives:
         raise ValueError("no derivative to index")
     topic_slugs(extraction)
-    heuristic_assessment(user_text)
+    evidence = heuristic_assessment(user_text).evidence
+    heuristic_features(user_text, evidence.record(), claim_of(user_text))
     heuristic_facts(said_of(episode, []))
 
 

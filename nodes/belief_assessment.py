@@ -269,10 +269,10 @@ def heuristic_features(text: str, ess: ESS, claim: str) -> list[ProposedFeature]
     subject = " ".join(keywords(text, 2))
     if not subject:
         return []
-    out = [
-        ProposedFeature(category=FeatureCategory.INTERESTS, text=f"interested in {subject}"),
-        ProposedFeature(category=FeatureCategory.VALUES, text=claim[:200], strength=ess.score),
-    ]
+    out = [ProposedFeature(category=FeatureCategory.INTERESTS, text=f"interested in {subject}")]
+    view = claim.strip()[:200]
+    if len(view) >= 3:  # "Hi" or "1" is no view (and no valid feature: the stage would fail)
+        out.append(ProposedFeature(category=FeatureCategory.VALUES, text=view, strength=ess.score))
     if ess.reasoning_type.value in ("expert", "empirical"):
         out.append(
             ProposedFeature(
@@ -285,7 +285,7 @@ def heuristic_features(text: str, ess: ESS, claim: str) -> list[ProposedFeature]
                 category=FeatureCategory.STYLE, text="argues with specific, sourced figures"
             )
         )
-    return [f for f in out if len(f.text) >= 3][:4]
+    return out[:4]
 
 
 def heuristic_counters(

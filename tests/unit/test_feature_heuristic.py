@@ -1,0 +1,27 @@
+"""The offline feature proposal never fails on a message whose claim is a greeting or a list
+number ("Hi! I need ...", "1. Buy ..."): a LongMemEval ingest showed it failing the whole
+beliefs stage of such turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.schema import FeatureCategory
+from nodes.belief_assessment import claim_of, heuristic_features
+from nodes.ess_prompt import heuristic_ess
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hi! I need some recommendations for hiking boots.", "1. Buy hiking boots in Denver"],
+)
+def test_a_claim_too_short_to_be_a_view_proposes_no_view(text: str) -> None:
+    features = heuristic_features(text, heuristic_ess(text).record(), claim_of(text))
+    assert features and features[0].category is FeatureCategory.INTERESTS
+    assert all(f.category is not FeatureCategory.VALUES for f in features)
+
+
+def test_a_real_claim_is_still_a_view() -> None:
+    text = "Coffee is good for the heart, because large cohort studies show lower mortality."
+    features = heuristic_features(text, heuristic_ess(text).record(), claim_of(text))
+    assert any(f.category is FeatureCategory.VALUES for f in features)
