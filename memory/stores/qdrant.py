@@ -336,13 +336,7 @@ class QdrantIndex(VectorIndex):
         fusion/rescoring; sparse-side candidates are not held to it), else on the BM25 score.
         Archived points are excluded unless `filter.include_archived`.
         """
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        if dense is not None and len(dense) != self.dim:
-            raise SchemaMismatch(
-                f"query vector has {len(dense)} dimensions but the index of embedder "
-                f"{self.fingerprint} expects {self.dim}; embed the query with the same embedder"
-            )
+        self.check_query(dense, limit)
         name = collection_name(kind, self.fingerprint)
         if filter is not None and filter.episode_uids is not None and not filter.episode_uids:
             return []

@@ -30,7 +30,6 @@ import qdrant_edge as qe
 
 from memory.schema import VECTOR_KINDS, VectorKind, collection_name
 from memory.stores.base import (
-    SchemaMismatch,
     SparseVector,
     StoreError,
     VectorFilter,
@@ -183,13 +182,7 @@ class EdgeIndex(VectorIndex):
         signal_weights: dict[str, float] | None = None,
     ) -> list[VectorHit]:
         """The tenant's best points for a dense and/or sparse query; contract in `VectorIndex`."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        if dense is not None and len(dense) != self.dim:
-            raise SchemaMismatch(
-                f"query vector has {len(dense)} dimensions but the index of embedder "
-                f"{self.fingerprint} expects {self.dim}; embed the query with the same embedder"
-            )
+        self.check_query(dense, limit)
         weights = clamp_weights(signal_weights)
         if filter is not None and filter.episode_uids is not None and not filter.episode_uids:
             return []

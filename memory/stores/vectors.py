@@ -29,6 +29,7 @@ from typing import Self
 
 from memory.schema import VectorKind
 from memory.stores.base import SparseVector, VectorFilter, VectorHit, VectorPoint
+from memory.stores.errors import SchemaMismatch
 
 __all__ = [
     "CollectionStatus",
@@ -162,6 +163,17 @@ class VectorIndex(ABC):
         """Delete points by id, only those of the tenant."""
 
     # ------------------------------------------------------------------ reads
+
+    def check_query(self, dense: Sequence[float] | None, limit: int) -> None:
+        """Refuse a search no backend can answer: `limit` < 1 (`ValueError`), or a dense query
+        of another embedder's dimension (`SchemaMismatch`)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        if dense is not None and len(dense) != self.dim:
+            raise SchemaMismatch(
+                f"query vector has {len(dense)} dimensions but the index of embedder "
+                f"{self.fingerprint} expects {self.dim}; embed the query with the same embedder"
+            )
 
     @abstractmethod
     async def search(
