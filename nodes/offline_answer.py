@@ -22,8 +22,8 @@ from memory.sparse import token_set
 from nodes.content import is_question, without_recall_echo
 
 RELEVANT_COSINE = 0.3
-"""A memory this close in meaning to the question bears on it (MiniLM: unrelated texts score
-about 0-0.2, paraphrases 0.5 and more)."""
+"""A memory this close in meaning to the question bears on it (a starting point chosen by hand,
+not fitted to a benchmark)."""
 
 RELEVANT_COVERAGE = 0.34
 """Or: a memory holding this share of the question's content words bears on it."""
