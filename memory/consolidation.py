@@ -40,6 +40,7 @@ import numpy as np
 from memory.episodes import InvalidInput
 from memory.fact_rules import point_id
 from memory.knowledge import index_facts
+from memory.reveries import IMPRESSION_PREFIX
 from memory.salience import (
     appraise,
     episode_salience,
@@ -74,6 +75,9 @@ REVERIE_SALIENCE = 0.1
 
 REVERIE_NOISE = 0.3
 """Uniform noise added to each coordinate of a reverie's embedding before re-normalising."""
+
+IMPRESSION_WORDS = 4
+"""How many subjects a reverie's impression keeps: vague, but enough words to be recalled by."""
 
 _SCAN = 1_000_000
 
@@ -496,6 +500,22 @@ def perturb(vector: np.ndarray, seed: str, noise: float = REVERIE_NOISE) -> list
     return [float(x) for x in out / norm]
 
 
+def impression_words(candidates: Sequence[str], most: int = IMPRESSION_WORDS) -> list[str]:
+    """The first `most` candidates (entities, then topics, then the turn's longer words) that add
+    a content word the earlier ones lack: "Antarctica" and the topic "antarctica" count once."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    for candidate in candidates:
+        tokens = set(tokenize(candidate))
+        if not tokens or tokens <= seen:
+            continue
+        kept.append(candidate)
+        seen |= tokens
+        if len(kept) == most:
+            break
+    return kept
+
+
 async def write_reverie(services: Services, episode: Episode, now: datetime) -> bool:
     """Leave the ghost of a faded episode in `reveries`: a blurred embedding, the ids of its
     neighbours, and a one-line vague impression (its topics and entities, else a few words)."""
@@ -503,17 +523,16 @@ async def write_reverie(services: Services, episode: Episode, now: datetime) -> 
     topics = await services.graph.episode_topics(tenant, uid)
     entities = [e.name for e in await services.graph.episode_entities(tenant, uid)]
     neighbours = [n.episode.uid for n in await services.graph.temporal_neighbours(tenant, uid, 1)]
-    about = [*entities, *(t.replace("-", " ") for t in topics)][:3]
-    if not about:
-        about = list(dict.fromkeys(w for w in tokenize(episode.user_text) if len(w) > 3))[:3]
+    words = [w for w in re.findall(r"[^\W_]+", episode.user_text) if len(w) > 3]
+    about = impression_words([*entities, *(t.replace("-", " ") for t in topics), *words])
     if not about:
         return False
-    impression = "something about " + ", ".join(about)
+    impression = IMPRESSION_PREFIX + ", ".join(about)
     vector = (await services.embedder.embed_documents([episode.user_text or impression]))[0]
     point = VectorPoint(
         id=reverie_id(tenant, uid),
         dense=perturb(vector, reverie_id(tenant, uid)),
-        sparse=encode_document(impression),
+        sparse=encode_document(", ".join(about)),  # the words it is about, not the prefix
         payload={
             "tenant": tenant,
             "episode_uid": uid,
@@ -550,6 +569,7 @@ __all__ = [
     "perturb",
     "progress_to",
     "rescore",
+    "impression_words",
     "write_reverie",
 ]
 

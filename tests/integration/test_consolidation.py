@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from graph.bookkeeping import run_episode
@@ -23,9 +24,11 @@ from memory.doctor import DoctorReport, _check_consistency
 from memory.episodes import remember
 from memory.fact_rules import point_id
 from memory.knowledge import index_facts
-from memory.reveries import vague_recall
+from memory.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, vague_recall
 from memory.schema import Belief, EvidenceKind, Fact
 from memory.services import Services
+from memory.sparse import encode_document
+from memory.stores.base import VectorPoint
 from nodes.respond import reveries_block
 from nodes.route import heuristic_assessment
 
@@ -158,6 +161,31 @@ async def test_a_reverie_replaces_a_faded_node(services: Services) -> None:
     assert "I vaguely remember something about" in reveries_block([vague])
     assert await vague_recall(services, "di", "When is my tax return due?") == []
     assert await doctor_clean(services) == []
+
+
+async def test_a_reverie_is_recalled_by_its_words_when_the_noise_moves_it_away(
+    services: Services,
+) -> None:
+    """The blur can leave a reverie under the cosine floor even for a message naming its subject
+    (about 1 time in 30): the impression's words still recall it, and its prefix recalls nothing."""
+    (uid,) = await tell(
+        services, "fa", [(0, "Watched a documentary about penguins in Antarctica.")]
+    )
+    await consolidate(services, "fa", Level.DEEP, T0 + timedelta(days=900))
+    (ghost,) = await services.vectors.scroll_points("reveries", "fa")
+    unlucky = np.random.default_rng(7).normal(size=services.embedder.dim)
+    about = str(ghost.payload["text"]).removeprefix(IMPRESSION_PREFIX)
+    point = VectorPoint(
+        id=ghost.id,
+        dense=[float(x) for x in unlucky / np.linalg.norm(unlucky)],
+        sparse=encode_document(about),  # as write_reverie builds it
+        payload=ghost.payload,
+    )
+    await services.vectors.upsert("reveries", [point])
+
+    (vague,) = await vague_recall(services, "fa", "Have I seen anything about penguins?")
+    assert vague["text"] == ghost.payload["text"] and vague["score"] < REVERIE_FLOOR
+    assert await vague_recall(services, "fa", "Is there something about the weather?") == []
 
 
 async def test_a_cornerstone_never_decays_nor_is_forgotten(services: Services) -> None:

@@ -13,7 +13,14 @@ import pytest
 
 from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
-from memory.consolidation import Candidate, Decision, Level, consolidate, expires_at
+from memory.consolidation import (
+    Candidate,
+    Decision,
+    Level,
+    consolidate,
+    expires_at,
+    impression_words,
+)
 from memory.episodes import InvalidInput, remember
 from memory.salience import (
     CORNERSTONE_CONNECTIONS,
@@ -225,3 +232,10 @@ def test_the_simulated_year_is_seeded_and_mixed() -> None:
     assert all(3 <= kinds[f.key] <= 5 for f in IMPORTANT)
     assert 0.45 < kinds["small"] / len(year) < 0.65 and kinds["detail"] > 0.3 * len(year)
     assert all(0 <= t.day <= 365 for t in year)
+
+
+def test_an_impression_names_each_subject_once() -> None:
+    words = ["Antarctica", "antarctica", "documentary", "Watched", "documentary", "penguins"]
+    assert impression_words(words) == ["Antarctica", "documentary", "Watched", "penguins"]
+    assert impression_words(["the", "and"]) == []
+    assert impression_words([f"word{i}" for i in range(9)], most=2) == ["word0", "word1"]
