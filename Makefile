@@ -65,6 +65,12 @@ doctor: $(STAMP) ## Check settings, stores, schema and consistency
 dev: $(STAMP) ## Serve the graphs with `langgraph dev` (HTTP API; port from PORT, default 2025)
 	LANGSMITH_TRACING=false $(BIN)/langgraph dev --no-browser --allow-blocking --port $${PORT:-2025}
 
+.PHONY: dockerfile
+dockerfile: ## Regenerate the Dockerfile docker-compose.yml builds (`langgraph dockerfile` from langgraph.json)
+	@tmp=$$(mktemp -d) && mkdir $$tmp/mneme && cp langgraph.json pyproject.toml $$tmp/mneme/ \
+	  && (cd $$tmp/mneme && LANGGRAPH_CLI_NO_ANALYTICS=1 $(CURDIR)/$(BIN)/langgraph dockerfile Dockerfile >/dev/null) \
+	  && cp $$tmp/mneme/Dockerfile Dockerfile && rm -rf $$tmp && echo "Dockerfile regenerated"
+
 .PHONY: bench
 bench: $(STAMP) ## Memory-layer benchmarks: write latency, indexing throughput, search latency
 	$(BIN)/mneme bench write
