@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from langgraph.store.base import (
@@ -50,6 +51,7 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 from memory.api import Memory
 from memory.episodes import remember
 from memory.schema import Episode, stable_uid
+from memory.services import get_services
 
 THREAD_PREFIX = "store:"
 """Thread ids of store items: the prefix, then the namespace as a JSON list."""
@@ -111,14 +113,22 @@ def _label_match(labels: tuple[str, ...], path: tuple[str, ...]) -> bool:
 
 class MnemeStore(AsyncBatchedBaseStore):
     """A LangGraph store over mneme's memory; namespace[0] is the tenant. Construct it inside
-    the event loop its `Memory` runs on; the sync methods work from other threads."""
+    the event loop its `Memory` runs on; the sync methods work from other threads. Without a
+    `memory`, the process's (`get_services()`) is opened on first use."""
 
     supports_ttl = False
 
-    def __init__(self, memory: Memory, *, tenant: str | None = None) -> None:
+    def __init__(self, memory: Memory | None = None, *, tenant: str | None = None) -> None:
         super().__init__()
-        self.memory = memory
+        self._memory = memory
         self.tenant = tenant
+
+    @property
+    def memory(self) -> Memory:
+        """The memory this store reads and writes."""
+        if self._memory is None:
+            raise RuntimeError("the process's memory opens on the store's first operation")
+        return self._memory
 
     # ---- plumbing
 
@@ -165,6 +175,8 @@ class MnemeStore(AsyncBatchedBaseStore):
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the operations in order; each result in its place."""
+        if self._memory is None:
+            self._memory = Memory(await get_services())
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
@@ -269,9 +281,18 @@ class MnemeStore(AsyncBatchedBaseStore):
         return ordered[op.offset : op.offset + op.limit]
 
 
+@asynccontextmanager
+async def server_store() -> AsyncIterator[MnemeStore]:
+    """The store of LangGraph Server (`store.path` in langgraph.json): every user's memory in
+    this process. The server's auth handler (`graph/auth.py`, `@auth.on.store`) makes each
+    call's namespace start with the caller's id; the webapp's lifespan opens and closes the
+    process services."""
+    yield MnemeStore()
+
+
 def _in_prefix(episode: Episode, prefix: tuple[str, ...]) -> bool:
     namespace = _namespace_of(episode.thread_id)
     return namespace is not None and _starts_with(namespace, prefix)
 
 
-__all__ = ["MnemeStore", "item_uid"]
+__all__ = ["MnemeStore", "item_uid", "server_store"]
