@@ -5,8 +5,10 @@ bad calls answered as tool errors without internals."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +19,41 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import BIN, child_env, free_port, start
+from tests.e2e.conftest import BIN, IN_CI, child_env, free_port, start
 
 pytestmark = pytest.mark.slow
 
 KEYS = {"ada": "ada-mcp-key-0123456789", "bob": "bob-mcp-key-0123456789"}
+NEO4J_URI = os.environ.get("NEO4J_URI")
 
 
-def params(data: Path, key: str | None, *args: str) -> StdioServerParameters:
-    env = child_env(data, MNEME_API_KEYS=",".join(f"{u}:{k}" for u, k in KEYS.items()))
+def params(
+    data: Path,
+    key: str | None,
+    *args: str,
+    keys: dict[str, str] = KEYS,
+    extra: dict[str, str] | None = None,
+) -> StdioServerParameters:
+    env = child_env(
+        data, MNEME_API_KEYS=",".join(f"{u}:{k}" for u, k in keys.items()), **(extra or {})
+    )
     if key is not None:
         env["MNEME_MCP_KEY"] = key
     return StdioServerParameters(command=str(BIN / "mneme"), args=["mcp", *args], env=env)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def backend(request: pytest.FixtureRequest) -> tuple[dict[str, str], dict[str, str]]:
+    """(environment, {role: user}) of each graph backend; users unique on the shared Neo4j."""
+    if request.param == "sqlite":
+        return {}, {"ada": "ada", "bob": "bob"}
+    if not NEO4J_URI:
+        if IN_CI:
+            pytest.fail("CI=true but NEO4J_URI is not set")
+        pytest.skip("Neo4j not tested: NEO4J_URI is not set (tools/test.sh sets it)")
+    run = uuid.uuid4().hex[:8]
+    env = {"MNEME_GRAPH_BACKEND": "neo4j", "NEO4J_URI": NEO4J_URI}
+    return env, {"ada": f"ada-{run}", "bob": f"bob-{run}"}
 
 
 def payload(result: Any) -> Any:
@@ -40,9 +65,14 @@ def payload(result: Any) -> Any:
     return value.get("result", value) if set(value) == {"result"} else value
 
 
-async def test_the_tools_over_stdio_act_for_the_key_holder_only(tmp_path: Path) -> None:
+async def test_the_tools_over_stdio_act_for_the_key_holder_only(
+    tmp_path: Path, backend: tuple[dict[str, str], dict[str, str]]
+) -> None:
+    extra, users = backend
+    keys = {users[role]: key for role, key in KEYS.items()}
     data = tmp_path / "data"
-    async with stdio_client(params(data, KEYS["ada"])) as (read, write):
+    ada_params = params(data, KEYS["ada"], keys=keys, extra=extra)
+    async with stdio_client(ada_params) as (read, write):
         async with ClientSession(read, write) as ada:
             await ada.initialize()
             tools = {t.name for t in (await ada.list_tools()).tools}
@@ -64,7 +94,7 @@ async def test_the_tools_over_stdio_act_for_the_key_holder_only(tmp_path: Path) 
             assert bad.is_error and "query" in bad.content[0].text
             assert "/" not in bad.content[0].text
     # The data directory is free again: bob, on his own connection, sees none of it.
-    async with stdio_client(params(data, KEYS["bob"])) as (read, write):
+    async with stdio_client(params(data, KEYS["bob"], keys=keys, extra=extra)) as (read, write):
         async with ClientSession(read, write) as bob:
             await bob.initialize()
             assert payload(await bob.call_tool("recall", {"query": "Lyon"})) == []
