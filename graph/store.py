@@ -20,8 +20,10 @@ store=...)` or langmem's memory tools can keep their long-term memory in mneme.
   ran. Without a query, items are listed newest first. `filter` matches top-level value fields
   (equality, or `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`).
 - `created_at` and `updated_at` are both the time of the item's last put. TTLs are not
-  supported (`supports_ttl` is False; LangGraph ignores refresh requests then), and a put's
-  `index` is not honoured: every item is indexed as a whole, as every memory is.
+  supported (`supports_ttl` is False; a put with a `ttl` is a ValueError), and every item is
+  indexed as a whole, as every memory is: a put's `index` field list is accepted (those fields
+  are indexed, with the rest), `index=False` is a ValueError.
+- `server_store` is the store LangGraph Server uses (`store.path` in langgraph.json).
 
 Listing and filtering read the tenant's store episodes (one graph read each, cost linear in
 how many items the tenant has); `get` reads one episode.
@@ -204,8 +206,14 @@ class MnemeStore(AsyncBatchedBaseStore):
         tenant = self._tenant_of(op.namespace)
         if not isinstance(op.key, str) or not op.key or len(op.key) > MAX_KEY_CHARS:
             raise ValueError(f"key must be a non-empty string of at most {MAX_KEY_CHARS} chars")
+        # ValueErrors, so that the server's store API answers 400 naming the field.
         if op.ttl is not None:
-            raise NotImplementedError("MnemeStore does not support TTLs (supports_ttl is False)")
+            raise ValueError("ttl: MnemeStore does not support TTLs; omit ttl (or pass None)")
+        if op.index is False:
+            raise ValueError(
+                "index: every MnemeStore item is indexed (it becomes memory the agent recalls); "
+                "index=False is not supported, omit it"
+            )
         uid = item_uid(op.namespace, op.key)
         if await self.memory.services.graph.get_episode(tenant, uid) is not None:
             await self.memory.delete(tenant, uid)

@@ -112,6 +112,18 @@ def test_bad_store_requests_are_4xx(server: tuple[str, dict[str, str]]) -> None:
             ),
             ("GET", "/store/items", {"params": {"namespace": user}}, "Key"),
             (
+                "PUT",
+                "/store/items",
+                {"json": {"namespace": [user], "key": "k", "value": {}, "ttl": 5}},
+                "ttl",
+            ),
+            (
+                "PUT",
+                "/store/items",
+                {"json": {"namespace": [user], "key": "k", "value": {}, "index": False}},
+                "index",
+            ),
+            (
                 "POST",
                 "/store/items/search",
                 {"json": {"namespace_prefix": [user], "limit": "x"}},

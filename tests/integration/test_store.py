@@ -211,13 +211,24 @@ async def test_bad_values_are_refused_before_writing(store: MnemeStore) -> None:
     for value in ({"x": float("nan")}, {"x": object()}):
         with pytest.raises(ValueError, match="JSON"):
             await store.aput(ns, "k", value)
-    with pytest.raises(NotImplementedError, match="TTL"):
+    with pytest.raises(ValueError, match="ttl"):
         await store.aput(ns, "k", {"v": 1}, ttl=5)
+    with pytest.raises(ValueError, match="index"):
+        await store.aput(ns, "k", {"v": 1}, index=False)
     with pytest.raises(InvalidNamespaceError):
         await store.aput((), "k", {"v": 1})
     with pytest.raises(ValueError, match="key"):
         await store.aput(ns, "", {"v": 1})
     assert await store.asearch(ns) == []
+
+
+async def test_an_index_field_list_is_accepted_and_the_item_indexed_whole(
+    store: MnemeStore,
+) -> None:
+    ns = ("ada", "indexed")
+    await store.aput(ns, "k", {"text": "Ada swims on Sundays", "n": 1}, index=["text"])
+    item = await store.aget(ns, "k")
+    assert item is not None and item.value == {"text": "Ada swims on Sundays", "n": 1}
 
 
 def test_the_sync_api_works_from_another_thread(services_factory: Any) -> None:
