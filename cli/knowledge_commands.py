@@ -17,6 +17,9 @@ import typer
 from rich.table import Table
 
 from cli.common import USER_HELP, CommandError, console, opened, progress_bar, run, safe
+from cli.remote import hit_as_candidate, through_server
+from memory.settings import load_settings
+from memory.stores.base import StoreLocked
 
 
 def thread_of(conversation_id: str, session_id: str) -> str:
@@ -70,6 +73,10 @@ async def run_ingest(path: Path, user: str) -> dict[str, int]:
     return counts
 
 
+REST_ONLY = ("attribute", "value")
+"""Fields of the REST `FactView` that a `mneme facts --json` row does not have."""
+
+
 def fact_rows(facts: list[Any], sources: dict[str, list[str]]) -> list[dict[str, Any]]:
     """Facts in the `mneme facts --json` shape."""
     return [
@@ -91,10 +98,17 @@ def fact_rows(facts: list[Any], sources: dict[str, list[str]]) -> list[dict[str,
 
 
 async def run_facts(user: str, history: bool) -> list[dict[str, Any]]:
-    """The user's facts (current ones, or all with `history`), oldest first."""
-    async with opened() as services:
-        facts = await services.graph.list_facts(user, include_superseded=history)
-        sources = await services.graph.sources_of_facts(user, [f.uid for f in facts])
+    """The user's facts (current ones, or all with `history`), oldest first; through the
+    running server (`cli/remote.py`) when it holds the stores."""
+    settings = load_settings()
+    try:
+        async with opened(settings) as services:
+            facts = await services.graph.list_facts(user, include_superseded=history)
+            sources = await services.graph.sources_of_facts(user, [f.uid for f in facts])
+    except StoreLocked as locked:
+        params = {"user": user, "history": str(history).lower()}
+        views = await through_server(settings, locked, "/facts", params)
+        return [{k: v for k, v in view.items() if k not in REST_ONLY} for view in views]
     return fact_rows(facts, sources)
 
 
@@ -118,14 +132,28 @@ def facts_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-async def run_recall(query: str, user: str, recipe_name: str) -> list[dict[str, Any]]:
-    """Search memory directly (no LLM): the candidates, best first, as dicts."""
+async def run_recall(
+    query: str, user: str, recipe_name: str, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Search memory directly (no LLM): the candidates, best first, as dicts. Through the
+    running server (`cli/remote.py`) when it holds the stores: its search, `limit` results."""
     from memory.recipes import get_recipe
     from memory.retrieval import retrieve
     from memory.schema import utcnow
 
-    async with opened() as services:
-        found = await retrieve(services, user, query, get_recipe(recipe_name), utcnow())
+    settings = load_settings()
+    try:
+        async with opened(settings) as services:
+            found = await retrieve(services, user, query, get_recipe(recipe_name), utcnow())
+    except StoreLocked as locked:
+        if recipe_name.upper() != "SIMPLE":
+            raise CommandError(
+                f"--recipe {recipe_name}: a running server holds the stores and searches "
+                f"with SIMPLE only; drop --recipe, or stop the server"
+            ) from None
+        params = {"q": query, "k": limit, "user": user}
+        answer = await through_server(settings, locked, "/memories", params)
+        return [hit_as_candidate(hit) for hit in answer["results"]]
     return [c.as_dict() for c in found]
 
 
@@ -193,7 +221,7 @@ def recall(
         chosen = get_recipe(recipe)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    found = run(lambda: run_recall(query, user, recipe))
+    found = run(lambda: run_recall(query, user, recipe, limit=n))
     episodes = [c for c in found if c["kind"] == "episode"]
     keep = {c["uid"] for c in episodes[: n + 2 * chosen.neighbours * chosen.neighbour_seeds]}
     shown = [c for c in found if c["kind"] != "episode" or c["uid"] in keep]

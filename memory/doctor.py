@@ -17,7 +17,7 @@ from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
 from memory.settings import ConfigError, Settings, load_settings
-from memory.stores.base import SchemaMismatch, StoreError
+from memory.stores.base import SchemaMismatch, StoreError, StoreLocked
 
 STUCK_AFTER = timedelta(minutes=10)
 """An episode still `pending`/`stored` this long after it was written is reported as stuck."""
@@ -67,6 +67,9 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
     )
     try:
         services = await Services.open(settings, setup=False)
+    except StoreLocked as exc:
+        report.add("connectivity", *await _held(settings, exc))
+        return report
     except (StoreError, OSError, RuntimeError, ValueError) as exc:
         report.add("connectivity", False, str(exc))
         return report
@@ -78,6 +81,34 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
     finally:
         await services.close()
     return report
+
+
+async def _held(settings: Settings, locked: StoreLocked) -> tuple[bool, str]:
+    """(ok, detail) when another process holds the embedded stores: fine if it is the server
+    at MNEME_SERVER_URL and that answers; the checks that need the stores are not run."""
+    import httpx
+
+    by = f"process {locked.holder}" if locked.holder else "another process"
+    url = settings.server_url
+    if not url:
+        return False, (
+            f"{locked}. If a server holds them, set MNEME_SERVER_URL (e.g. "
+            f"http://127.0.0.1:2025) to check it instead"
+        )
+    try:
+        async with httpx.AsyncClient(timeout=settings.connect_timeout_s) as http:
+            answered = (await http.get(f"{url.rstrip('/')}/ok")).status_code == 200
+    except httpx.HTTPError:
+        answered = False
+    if not answered:
+        return False, (
+            f"the embedded stores are held by {by}, and the server at MNEME_SERVER_URL={url} "
+            f"does not answer /ok; stop the process holding them, or start that server"
+        )
+    return True, (
+        f"the embedded stores are held by {by}; the server at {url} answers. Schema and "
+        f"consistency checks need the stores: stop the server and re-run `mneme doctor`"
+    )
 
 
 async def _check_schema(services: Services, report: DoctorReport) -> None:

@@ -179,6 +179,14 @@ class Settings(BaseSettings):
     jwt_audience: str | None = Field(default=None, validation_alias=_env("MNEME_JWT_AUDIENCE"))
     """The `aud` a JWT must carry (required when MNEME_JWT_SECRET is set)."""
 
+    server_url: str | None = Field(default=None, validation_alias=_env("MNEME_SERVER_URL"))
+    """A running mneme server (e.g. `http://127.0.0.1:2025`) that read commands (`mneme recall`,
+    `facts`, `doctor`) go through while it holds the embedded vector index; unset: they stop
+    with the fix instead."""
+    server_key: SecretStr | None = Field(default=None, validation_alias=_env("MNEME_SERVER_KEY"))
+    """The API key those commands send to MNEME_SERVER_URL (its user must be `--user`);
+    unneeded for a server without keys (loopback only)."""
+
     max_message_bytes: int = Field(
         default=262_144, validation_alias=_env("MNEME_MAX_MESSAGE_BYTES")
     )
@@ -224,6 +232,10 @@ class Settings(BaseSettings):
             )
         if self.qdrant_url and not self.qdrant_url.startswith(("http://", "https://")):
             raise ConfigError(f"QDRANT_URL={self.qdrant_url!r} must start with http:// or https://")
+        if self.server_url and not self.server_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"MNEME_SERVER_URL={self.server_url!r} must start with http:// or https://"
+            )
         if self.embedding_base_url and not self.embedding_dim:
             raise ConfigError(
                 "MNEME_EMBEDDING_BASE_URL is set but MNEME_EMBEDDING_DIM is not; set it to the "

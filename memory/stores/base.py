@@ -22,7 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.stores.errors import NotFound, SchemaMismatch, StoreError, StoreUnavailable
+from memory.stores.errors import (
+    NotFound,
+    SchemaMismatch,
+    StoreError,
+    StoreLocked,
+    StoreUnavailable,
+)
 from memory.stores.graph.beliefs import BeliefStore
 from memory.stores.graph.consolidation import ConsolidationStore
 from memory.stores.graph.entities import EntityStore
@@ -40,6 +46,7 @@ __all__ = [
     "SchemaMismatch",
     "SparseVector",
     "StoreError",
+    "StoreLocked",
     "StoreUnavailable",
     "VectorFilter",
     "VectorHit",

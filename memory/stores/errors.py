@@ -15,6 +15,15 @@ class StoreUnavailable(StoreError):
     """The store does not answer (down, unreachable, or locked by another process)."""
 
 
+class StoreLocked(StoreUnavailable):
+    """An embedded store another process has open (a running `langgraph dev`, another `mneme`);
+    `holder` is that process's pid when known, else ''."""
+
+    def __init__(self, message: str, holder: str = "") -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
 class SchemaMismatch(StoreError):
     """The store holds data of another schema version or another embedder; re-index or migrate."""
 

@@ -28,7 +28,7 @@ from memory.schema import (
     VECTOR_KINDS,
     collection_name,
 )
-from memory.stores.base import SchemaMismatch, StoreUnavailable
+from memory.stores.base import SchemaMismatch, StoreLocked, StoreUnavailable
 from memory.stores.qdrant_edge_query import payload_index, shard_config
 from memory.stores.vectors import CollectionStatus
 
@@ -261,14 +261,16 @@ def lock_directory(location: Path) -> tuple[Path, IO[str]]:
     return path, lock
 
 
-def held(path: Path, holder: str) -> StoreUnavailable:
+def held(path: Path, holder: str) -> StoreLocked:
     """The error for a directory (or shard) that another process has open."""
-    by = f" (pid {holder})" if holder.isdigit() else ""
-    return StoreUnavailable(
+    pid = holder if holder.isdigit() else ""
+    by = f" (pid {pid})" if pid else ""
+    return StoreLocked(
         f"the Qdrant Edge directory {path} is already open in another process{by}, e.g. a "
         f"running `mneme` or `langgraph dev`; only one process can open a Qdrant Edge directory "
         f"at a time. Stop the other process, or run a Qdrant server and set QDRANT_URL so that "
-        f"several processes can share it"
+        f"several processes can share it",
+        pid,
     )
 
 

@@ -18,6 +18,16 @@ BIN = ROOT / ".venv" / "bin"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+def neo4j_env() -> dict[str, str]:
+    """The environment of a child on the test Neo4j; skips without one (fails with CI=true)."""
+    uri = os.environ.get("NEO4J_URI")
+    if not uri:
+        if IN_CI:
+            pytest.fail("CI=true but NEO4J_URI is not set")
+        pytest.skip("Neo4j not tested: NEO4J_URI is not set (tools/test.sh sets it)")
+    return {"MNEME_GRAPH_BACKEND": "neo4j", "NEO4J_URI": uri}
+
+
 def free_port() -> int:
     """A TCP port nothing listens on right now (never 2024, which is taken on these machines)."""
     while True:

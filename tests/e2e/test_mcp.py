@@ -5,7 +5,6 @@ bad calls answered as tool errors without internals."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import uuid
@@ -19,12 +18,11 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import BIN, IN_CI, child_env, free_port, start
+from tests.e2e.conftest import BIN, child_env, free_port, neo4j_env, start
 
 pytestmark = pytest.mark.slow
 
 KEYS = {"ada": "ada-mcp-key-0123456789", "bob": "bob-mcp-key-0123456789"}
-NEO4J_URI = os.environ.get("NEO4J_URI")
 
 
 def params(
@@ -47,12 +45,8 @@ def backend(request: pytest.FixtureRequest) -> tuple[dict[str, str], dict[str, s
     """(environment, {role: user}) of each graph backend; users unique on the shared Neo4j."""
     if request.param == "sqlite":
         return {}, {"ada": "ada", "bob": "bob"}
-    if not NEO4J_URI:
-        if IN_CI:
-            pytest.fail("CI=true but NEO4J_URI is not set")
-        pytest.skip("Neo4j not tested: NEO4J_URI is not set (tools/test.sh sets it)")
+    env = neo4j_env()
     run = uuid.uuid4().hex[:8]
-    env = {"MNEME_GRAPH_BACKEND": "neo4j", "NEO4J_URI": NEO4J_URI}
     return env, {"ada": f"ada-{run}", "bob": f"bob-{run}"}
 
 

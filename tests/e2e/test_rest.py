@@ -4,7 +4,6 @@ the key, and bad input answered 4xx naming the field (never a 5xx or a trace).""
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,10 +14,10 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import (
-    IN_CI,
     child_env,
     dev_command,
     free_port,
+    neo4j_env,
     start,
     stop,
     wait_http,
@@ -26,7 +25,6 @@ from tests.e2e.conftest import (
 
 pytestmark = pytest.mark.slow
 
-NEO4J_URI = os.environ.get("NEO4J_URI")
 USERS = ("alice", "bob", "carol")
 _json = {"Content-Type": "application/json"}
 
@@ -57,13 +55,7 @@ def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, dict[str, str]]]:
     """A keyed server on each graph backend; (url, {user: key}) with users unique to it."""
-    extra: dict[str, str] = {}
-    if request.param == "neo4j":
-        if not NEO4J_URI:
-            if IN_CI:
-                pytest.fail("CI=true but NEO4J_URI is not set")
-            pytest.skip("Neo4j not tested: NEO4J_URI is not set (tools/test.sh sets it)")
-        extra = {"MNEME_GRAPH_BACKEND": "neo4j", "NEO4J_URI": NEO4J_URI}
+    extra = neo4j_env() if request.param == "neo4j" else {}
     run = uuid.uuid4().hex[:8]  # Neo4j is shared between tests: users unique to this server
     keys = {f"{u}-{run}": f"{u}-key-{run}-0123456789" for u in USERS}
     url, proc = serve(tmp_path_factory.mktemp(f"rest-{request.param}"), keys, **extra)

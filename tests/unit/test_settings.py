@@ -77,6 +77,7 @@ def test_qdrant_memory_and_url(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"QDRANT_URL": "http://q:6333", "QDRANT_PATH": "/tmp/q"}, ["QDRANT_URL", "QDRANT_PATH"]),
         ({"QDRANT_URL": "q:6333"}, ["QDRANT_URL"]),
         ({"MNEME_EMBEDDING_BASE_URL": "http://e/v1"}, ["MNEME_EMBEDDING_DIM"]),
+        ({"MNEME_SERVER_URL": "127.0.0.1:2025"}, ["MNEME_SERVER_URL", "http://"]),
         ({"MNEME_EMBEDDING_DIM": "-3"}, ["MNEME_EMBEDDING_DIM"]),
         ({"MNEME_GRAPH_BACKEND": "postgres"}, ["GRAPH_BACKEND"]),
     ],
