@@ -4,6 +4,7 @@ Routes (typed request and response schemas, in the server's `/openapi.json`):
 
     POST   /memories               add a text or chat messages (through the durable write path)
     GET    /memories?q=&k=&kinds=  search (mneme's retrieval, no LLM)
+    GET    /query/{store}?q=&k=    one store alone: graph (entities + traversal) or vector
     GET    /memories/{uid}         one episode or fact
     DELETE /memories/{uid}         delete it and what was derived from it alone
     GET    /facts[?history=true]   current facts (or every version)
@@ -48,6 +49,7 @@ from memory.api import (
     TooLarge,
 )
 from memory.services import get_services
+from memory.store_query import MAX_QUERY_K, QueryResult, StoreName, query_store
 from memory.stores.base import StoreUnavailable
 
 log = logging.getLogger("mneme.rest")
@@ -144,6 +146,24 @@ async def search_memories(
         lambda m: m.search(tenant, q, k=k, kinds=tuple(kinds or ("episode", "fact")))
     )
     return SearchResponse(query=q, results=found)
+
+
+@router.get("/query/{store}", response_model=QueryResult)
+async def query_one_store(
+    request: Request,
+    store: Annotated[
+        StoreName, Path(description="graph: entities + traversal; vector: similarity")
+    ],
+    q: Annotated[str, Query(min_length=1, max_length=4096, description="What to look for.")],
+    k: Annotated[int, Query(ge=1, le=MAX_QUERY_K)] = 10,
+    user: UserParam = None,
+) -> QueryResult:
+    """One store alone: the graph side (entity names in the query, then a traversal to the
+    episodes that mention them) or the vector side (dense similarity), best first."""
+    tenant = caller(request, user)
+    if not q.strip():
+        raise HTTPException(422, "q: the query is blank")
+    return await answer(lambda m: query_store(m.services, tenant, store, q, k))
 
 
 @router.get("/memories/{uid}", response_model=MemoryItem)

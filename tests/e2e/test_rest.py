@@ -199,10 +199,51 @@ def test_the_routes_are_typed_in_the_openapi_document(server: tuple[str, dict[st
         "/users/{user_id}/export": {"get"},
         "/users/{user_id}/import": {"post"},
         "/users/{user_id}": {"delete"},
+        "/query/{store}": {"get"},
     }.items():
         assert methods <= set(paths[path]), path
     schemas = spec["components"]["schemas"]
-    for name in ("AddRequest", "AddResult", "SearchResponse", "FactView", "MemoryExport"):
+    names = ("AddRequest", "AddResult", "SearchResponse", "FactView", "MemoryExport", "QueryResult")
+    for name in names:
         assert name in schemas
     assert "messages" in schemas["AddRequest"]["properties"]
     assert paths["/threads"]  # the server's own routes are still there
+
+
+def test_each_store_alone_for_the_caller_only(server: tuple[str, dict[str, str]]) -> None:
+    url, keys = server
+    bob, carol = list(keys)[1:]  # carol has nothing else (the test above checked)
+    said = ["My sister Beatrice lives in Porto.", "Beatrice plays the cello in an orchestra."]
+    with client(url, keys[carol]) as a, client(url, keys[bob]) as b:
+        mine = [a.post("/memories", json={"messages": t}).json()["uids"][0] for t in said]
+        theirs = [b.post("/memories", json={"messages": t}).json()["uids"][0] for t in said]
+        processed(a, mine)
+        processed(b, theirs)
+
+        graph = a.get("/query/graph", params={"q": "What does Beatrice do?", "k": 5})
+        assert graph.status_code == 200, graph.text
+        body = graph.json()
+        assert body["store"] == "graph" and body["entities"] == ["Beatrice"]
+        assert body["results"] and {r["uid"] for r in body["results"]} <= set(mine)
+        assert all(0 < r["score"] <= 1 and r["matched"] is None for r in body["results"])
+
+        vector = a.get("/query/vector", params={"q": "Who plays the cello?", "k": 5}).json()
+        assert vector["store"] == "vector" and vector["entities"] == []
+        assert "cello" in vector["results"][0]["matched"]  # a turn, or a window around it
+        assert mine[1] in {r["uid"] for r in vector["results"]}
+        assert {r["uid"] for r in vector["results"]} <= set(mine)
+        scores = [r["score"] for r in vector["results"]]
+        assert scores == sorted(scores, reverse=True)
+
+        assert b.get("/query/vector", params={"q": "cello", "user": carol}).status_code == 403
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            ("/query/sql", {"q": "x"}, "store"),
+            ("/query/graph", {}, "q"),
+            ("/query/graph", {"q": "   "}, "q"),
+            ("/query/vector", {"q": "x", "k": 0}, "k"),
+            ("/query/vector", {"q": "x", "k": 101}, "k"),
+        ]
+        for path, params, field in cases:
+            response = a.get(path, params=params)
+            assert response.status_code == 422, (path, params, response.text)
+            assert field in response.text and "Traceback" not in response.text
