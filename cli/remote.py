@@ -21,7 +21,7 @@ TIMEOUT_S = 60.0
 
 
 def holder_of(locked: StoreLocked) -> str:
-    """'the process 1234' or 'another process', for messages."""
+    """'process 1234' or 'another process', for messages."""
     return f"process {locked.holder}" if locked.holder else "another process"
 
 
