@@ -15,6 +15,7 @@ from cli import (
     agent_commands,
     belief_commands,
     bench_commands,
+    diary_commands,
     eval_commands,
     keys_commands,
     knowledge_commands,
@@ -55,6 +56,8 @@ app.command()(store_commands.reindex)
 app.command()(store_commands.optimize)
 app.command()(mcp_commands.mcp)
 app.command()(sleep_commands.consolidate)
+app.command()(diary_commands.concepts)
+app.command()(diary_commands.diary)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)

@@ -1,5 +1,5 @@
-"""mneme's memory as a Python API: add, search, get, history, facts, beliefs, delete, export,
-import and erase one user's memory, without running the agent.
+"""mneme's memory as a Python API: add, search, get, history, facts, beliefs, concepts, diary,
+delete, export, import and erase one user's memory, without running the agent.
 
 ```python
 from memory.api import Memory
@@ -31,6 +31,7 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.beliefs import list_active_beliefs
+from memory.concepts import release_episode
 from memory.episodes import InvalidInput, drain_outbox, remember
 from memory.fact_rules import point_id
 from memory.features import index_features
@@ -58,7 +59,9 @@ __all__ = [
     "BOOKKEEPING_MODULE",
     "AddResult",
     "BeliefView",
+    "ConceptView",
     "DeleteReport",
+    "DiaryView",
     "EraseReport",
     "ExportedEpisode",
     "FactView",
@@ -171,6 +174,34 @@ class BeliefView(_Model):
     updated_at: datetime
 
 
+class ConceptView(_Model):
+    """A concept the daily sleep formed: turns that recur across days, and the facts they state."""
+
+    uid: str
+    label: str
+    description: str
+    terms: list[str]
+    episode_count: int
+    day_count: int
+    first_seen: datetime
+    last_seen: datetime
+    loop: str = Field(description="The weekday it keeps coming up on; empty when none.")
+    loop_count: int
+    episodes: list[str]
+    facts: list[str]
+
+
+class DiaryView(_Model):
+    """The agent's diary entry for one day (UTC), with the turns it recounts."""
+
+    day: str
+    text: str
+    episode_count: int
+    concepts: list[str]
+    sources: list[str]
+    written_at: datetime
+
+
 class DeleteReport(_Model):
     """What `delete` removed: the memory itself and what was derived from it alone."""
 
@@ -205,7 +236,8 @@ class ExportedEpisode(_Model):
 
 class MemoryExport(_Model):
     """Everything mneme holds about one user (the right of access). `import_` replays the
-    episodes; the derived records are there to be read, and are rebuilt on import."""
+    episodes; the derived records are there to be read, and are rebuilt on import (concepts
+    and the diary at the next daily sleep)."""
 
     format: Literal["mneme-export"] = EXPORT_FORMAT
     version: Literal[1] = EXPORT_VERSION
@@ -216,6 +248,8 @@ class MemoryExport(_Model):
     beliefs: list[BeliefView] = Field(default_factory=list)
     features: list[dict[str, object]] = Field(default_factory=list)
     snapshots: list[dict[str, object]] = Field(default_factory=list)
+    concepts: list[ConceptView] = Field(default_factory=list)
+    diary: list[DiaryView] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -463,6 +497,7 @@ class Memory:
             await graph.delete_feature(user, feature_uid)
         for belief_uid in report.beliefs_deleted:
             await graph.delete_belief(user, belief_uid)
+        await release_episode(self.services, user, uid)
         await graph.delete_episode(user, uid)
         # Shared facts' points named this episode as their source when it was the first one.
         await index_facts(self.services, user, shared)
@@ -608,6 +643,35 @@ class Memory:
         _check_user(user)
         return [belief_view(b) for b in await list_active_beliefs(self.services.graph, user)]
 
+    async def concepts(self, user: str) -> list[ConceptView]:
+        """The concepts daily sleep formed from the user's turns, oldest first, with their
+        narrative loop and members (empty until `mneme consolidate --level daily` has run)."""
+        _check_user(user)
+        graph = self.services.graph
+        views = []
+        for c in await graph.list_concepts(user):
+            members = await graph.concept_members(user, c.uid)
+            row = c.model_dump(exclude={"tenant", "updated_at"})
+            views.append(ConceptView(**row, episodes=members.episodes, facts=members.facts))
+        return views
+
+    async def diary(self, user: str) -> list[DiaryView]:
+        """The agent's diary of its days with the user, oldest day first (written by daily
+        sleep)."""
+        _check_user(user)
+        graph = self.services.graph
+        return [
+            DiaryView(
+                day=e.day,
+                text=e.text,
+                episode_count=e.episode_count,
+                concepts=list(e.concepts),
+                sources=await graph.diary_sources(user, e.uid),
+                written_at=e.created_at,
+            )
+            for e in await graph.list_diary(user)
+        ]
+
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
         with its sources, beliefs, features and personality snapshots."""
@@ -641,4 +705,6 @@ class Memory:
                 s.model_dump(mode="json", exclude={"tenant"})
                 for s in await graph.snapshot_history(user)
             ],
+            concepts=await self.concepts(user),
+            diary=await self.diary(user),
         )

@@ -6,7 +6,8 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
   the heuristic appraisal) and utility (FSRS + ACT-R, from the last access);
 - **daily**: micro, then expiry: a passing remark (at most one graph edge) about a bounded
   present or future span ("busy this week", "see you tomorrow") is archived once that span is
-  over;
+  over; then concepts, narrative loops and the diary (`memory.diary.daily_sleep`, after
+  forgetting at deep);
 - **deep**: daily, then the forgetting cycle: the lowest-utility episodes older than an hour,
   in batches, are classified KEEP / ARCHIVE (graph kept, its vectors removed: no longer found
   by similarity) / FORGET (removed from both stores; a faded one, salience < 0.1, leaves a
@@ -37,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.concepts import release_episode
+from memory.diary import daily_sleep
 from memory.episodes import InvalidInput
 from memory.fact_rules import point_id
 from memory.knowledge import index_facts
@@ -294,6 +297,8 @@ async def consolidate(
             report,
             progress,
         )
+    if level in (Level.DAILY, Level.DEEP):
+        report.notes += await daily_sleep(services, tenant, now)
     await _remember_run(services, tenant, level, now)
     return report
 
@@ -479,6 +484,7 @@ async def forget_episode(
     if shared:  # re-pointed at a remaining source before this one goes
         facts = await services.graph.get_facts(tenant, shared)
         await index_facts(services, tenant, facts, exclude={uid})
+    await release_episode(services, tenant, uid)
     await services.graph.delete_episode(tenant, uid)
     return len(alone), reverie
 

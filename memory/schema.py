@@ -358,6 +358,43 @@ class Feature(Record):
     updated_at: datetime = Field(default_factory=utcnow)
 
 
+class Concept(Record):
+    """A cluster of turns (and the facts they state) that recurs across days: what the daily
+    sleep level makes of related fragments (`memory.concepts`)."""
+
+    uid: str
+    tenant: str
+    label: str
+    """A few words naming it (offline: its most frequent shared topics and names)."""
+    description: str = ""
+    terms: tuple[str, ...] = ()
+    """The topics and entity names its turns share, most frequent first."""
+    episode_count: int = 0
+    day_count: int = 0
+    """Distinct UTC days its turns were said on."""
+    first_seen: datetime
+    last_seen: datetime
+    loop: str = ""
+    """A narrative loop: the weekday it keeps coming up on ("Monday"), empty when none."""
+    loop_count: int = 0
+    """How many distinct weeks it came up on that weekday."""
+    updated_at: datetime
+
+
+class DiaryEntry(Record):
+    """The agent's first-person note on one day of conversation (`memory.diary`)."""
+
+    uid: str
+    tenant: str
+    day: str
+    """The UTC day it is about, ISO (`2025-03-03`)."""
+    text: str
+    episode_count: int = 0
+    concepts: tuple[str, ...] = ()
+    """Labels of the concepts that came up that day."""
+    created_at: datetime
+
+
 class PersonalitySnapshot(Record):
     """One version of the personality narrative (the sponge)."""
 
@@ -377,6 +414,8 @@ GRAPH_LABELS = (
     "Fact",
     "Feature",
     "PersonalitySnapshot",
+    "Concept",
+    "DiaryEntry",
 )
 GRAPH_RELATIONSHIPS = (
     "TEMPORAL_NEXT",
@@ -390,6 +429,8 @@ GRAPH_RELATIONSHIPS = (
     "LED_TO",
     "SHOWS",
     "PREVIOUS",
+    "INCLUDES",
+    "RECOUNTS",
 )
 
 # --------------------------------------------------------------------------- vector schema

@@ -1,7 +1,8 @@
 """Narrow, typed, async interfaces of the stores; one package per backend implements them.
 
 `GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
-episodes, topics, entities, beliefs, facts, features, snapshots, tenant state); callers use
+episodes, topics, entities, beliefs, facts, features, snapshots, tenant state,
+consolidation, concepts and diary); callers use
 the composite.
 The vector value types below are shared by the vector index and its callers.
 
@@ -30,6 +31,7 @@ from memory.stores.errors import (
     StoreUnavailable,
 )
 from memory.stores.graph.beliefs import BeliefStore
+from memory.stores.graph.concepts import ConceptStore
 from memory.stores.graph.consolidation import ConsolidationStore
 from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
@@ -64,9 +66,10 @@ class GraphStore(
     SnapshotStore,
     TenantStateStore,
     ConsolidationStore,
+    ConceptStore,
 ):
     """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
-    semantic features."""
+    semantic features, concepts and diary entries."""
 
     backend: str
     """`sqlite` or `neo4j`."""

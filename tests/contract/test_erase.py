@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from memory.schema import (
     Belief,
+    Concept,
+    DiaryEntry,
     EntityType,
     EvidenceKind,
     Fact,
@@ -43,6 +45,19 @@ async def populate(graph: GraphStore, tenant: str) -> None:
     )
     await graph.add_snapshot(tenant, "curious", at(3))
     await graph.put_tenant_state(tenant, "sponge", "{}")
+    idea = Concept(
+        uid=f"{p}c",
+        tenant=tenant,
+        label="moving",
+        first_seen=at(0),
+        last_seen=at(2),
+        updated_at=at(3),
+    )
+    await graph.put_concept(idea, [f"{p}e0", f"{p}e2"], [home.uid])
+    day = DiaryEntry(
+        uid=f"{p}d", tenant=tenant, day="2024-05-01", text="We moved.", created_at=at(3)
+    )
+    await graph.put_diary_entry(day, [f"{p}e0"])
 
 
 async def footprint(graph: GraphStore, tenant: str) -> dict[str, int]:
@@ -57,6 +72,8 @@ async def footprint(graph: GraphStore, tenant: str) -> dict[str, int]:
         "snapshots": len(await graph.snapshot_history(tenant)),
         "state": int(await graph.get_tenant_state(tenant, "sponge") is not None),
         "topics": len(await graph.episodes_for_topic(tenant, "travel")),
+        "concepts": len(await graph.list_concepts(tenant)),
+        "diary": len(await graph.list_diary(tenant)),
     }
 
 
@@ -73,6 +90,8 @@ async def test_erase_tenant_deletes_everything_of_that_tenant_only(graph: GraphS
         "snapshots": 1,
         "state": 1,
         "topics": 1,
+        "concepts": 1,
+        "diary": 1,
     }
     deleted = await graph.erase_tenant("t1")
     assert deleted > 0

@@ -11,6 +11,7 @@ import pytest
 
 from graph.bookkeeping import run_episode
 from memory.api import InvalidInput, Memory, NotFound
+from memory.consolidation import Level, consolidate
 from memory.episodes import remember
 from memory.schema import VECTOR_KINDS
 from memory.services import Services
@@ -200,6 +201,8 @@ async def test_erase_leaves_nothing_of_that_user_in_either_store(services: Servi
     mem = Memory(services)
     for user in USERS:
         await tell_scored(services, user)
+        await consolidate(services, user, Level.DAILY, T0 + timedelta(days=200))
+    assert len(await mem.diary("ada")) == len(STORY), "daily sleep wrote the diary rows"
     before = {u: await left_in_stores(services, u) for u in USERS}
     assert all(rows > 0 and points > 0 for rows, points in before.values())
     assert await mem.beliefs("ada"), "the story's argument forms a belief"

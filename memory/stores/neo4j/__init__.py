@@ -14,6 +14,7 @@ from __future__ import annotations
 from memory.stores.base import GraphStore
 from memory.stores.neo4j import (
     beliefs,
+    concepts,
     connection,
     consolidation,
     entities,
@@ -38,6 +39,7 @@ class Neo4jGraphStore(
     snapshots.Neo4jSnapshots,
     tenant_state.Neo4jTenantState,
     consolidation.Neo4jConsolidation,
+    concepts.Neo4jConcepts,
     GraphStore,
 ):
     """GraphStore over a Neo4j 5 server (Community or Enterprise), one driver per instance."""
@@ -53,5 +55,6 @@ class Neo4jGraphStore(
         *tenant_state.SCHEMA,
         *snapshots.SCHEMA,
         *features.SCHEMA,
+        *concepts.SCHEMA,
     )
     migrations = episodes.MIGRATIONS

@@ -101,6 +101,8 @@ _ERASE_BY_LABEL: tuple[LiteralString, ...] = tuple(
         "Entity",
         "PersonalitySnapshot",
         "TenantState",
+        "Concept",
+        "DiaryEntry",
     )
 )
 """Every label of a tenant's nodes (each has a `tenant` property); labels from our own code."""

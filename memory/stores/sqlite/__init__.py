@@ -12,6 +12,7 @@ from __future__ import annotations
 from memory.stores.base import GraphStore
 from memory.stores.sqlite import (
     beliefs,
+    concepts,
     connection,
     consolidation,
     entities,
@@ -42,6 +43,7 @@ class SqliteGraphStore(
     snapshots.SqliteSnapshots,
     tenant_state.SqliteTenantState,
     consolidation.SqliteConsolidation,
+    concepts.SqliteConcepts,
     GraphStore,
 ):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
@@ -57,5 +59,6 @@ class SqliteGraphStore(
         *tenant_state.DDL,
         *snapshots.DDL,
         *features.DDL,
+        *concepts.DDL,
     )
     migrations = {1: _migrate_v1}

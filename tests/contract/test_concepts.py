@@ -1,0 +1,140 @@
+"""Concepts and diary entries (the daily sleep level's records): put replaces node and edges,
+edges only to the tenant's own records, ordering, deletes, what an episode belongs to, and the
+terms (topics + entities) of episodes. Exact values, the same on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.schema import Concept, DiaryEntry, EntityType, Fact
+from memory.stores.base import GraphStore, StoreError
+from memory.stores.graph.concepts import Groups, Members
+
+from ._support import at, new_episode
+
+
+def concept(tenant: str, uid: str, minutes: float = 0, **extra: object) -> Concept:
+    fields: dict[str, object] = {
+        "uid": uid,
+        "tenant": tenant,
+        "label": f"label {uid}",
+        "description": "comes up often",
+        "terms": ("marathon", "training"),
+        "episode_count": 3,
+        "day_count": 3,
+        "first_seen": at(minutes),
+        "last_seen": at(minutes + 60),
+        "loop": "Monday",
+        "loop_count": 3,
+        "updated_at": at(90),
+    }
+    return Concept.model_validate(fields | extra)
+
+
+async def _story(graph: GraphStore, tenant: str) -> None:
+    for i in range(4):
+        await graph.create_episode(new_episode(tenant, f"turn {i}", i, uid=f"{tenant}-e{i}"))
+    fact = Fact(uid=f"{tenant}-f", tenant=tenant, text="runs marathons", valid_from=at(0))
+    await graph.add_fact(fact, f"{tenant}-e0")
+
+
+async def test_put_concept_round_trips_and_replaces_its_members(graph: GraphStore) -> None:
+    await _story(graph, "t1")
+    await _story(graph, "t2")
+    c = concept("t1", "c1")
+    stored = await graph.put_concept(
+        c, ["t1-e0", "t1-e1", "t1-e1", "t2-e2", "missing", ""], ["t1-f", "t2-f"]
+    )
+    assert stored == c
+    assert await graph.get_concept("t1", "c1") == c
+    assert await graph.get_concept("t2", "c1") is None
+    assert await graph.concept_members("t1", "c1") == Members(
+        episodes=["t1-e0", "t1-e1"], facts=["t1-f"]
+    )
+    assert await graph.concept_members("t2", "c1") == Members(episodes=[], facts=[])
+    changed = concept("t1", "c1", label="running", episode_count=2, loop="", loop_count=0)
+    await graph.put_concept(changed, ["t1-e2", "t1-e3"], [])
+    assert await graph.get_concept("t1", "c1") == changed
+    assert await graph.concept_members("t1", "c1") == Members(episodes=["t1-e2", "t1-e3"], facts=[])
+    with pytest.raises(StoreError):
+        await graph.put_concept(concept("t2", "c1"), ["t2-e0"], [])
+    assert await graph.concept_members("t1", "c1") == Members(episodes=["t1-e2", "t1-e3"], facts=[])
+
+
+async def test_concepts_list_in_order_and_delete_keeps_members(graph: GraphStore) -> None:
+    await _story(graph, "t1")
+    await graph.put_concept(concept("t1", "c-late", 10), ["t1-e0"], [])
+    await graph.put_concept(concept("t1", "c-b", 5), ["t1-e0", "t1-e1"], ["t1-f"])
+    await graph.put_concept(concept("t1", "c-a", 5), ["t1-e1"], [])
+    assert [c.uid for c in await graph.list_concepts("t1")] == ["c-a", "c-b", "c-late"]
+    assert await graph.list_concepts("t2") == []
+    assert await graph.groups_of_episode("t1", "t1-e0") == Groups(
+        concepts=["c-b", "c-late"], diary=[]
+    )
+    assert not await graph.delete_concept("t2", "c-b")
+    assert await graph.delete_concept("t1", "c-b")
+    assert not await graph.delete_concept("t1", "c-b")
+    assert await graph.concept_members("t1", "c-b") == Members(episodes=[], facts=[])
+    assert await graph.get_episode("t1", "t1-e1") is not None
+    assert await graph.get_fact("t1", "t1-f") is not None
+    assert await graph.groups_of_episode("t1", "t1-e0") == Groups(concepts=["c-late"], diary=[])
+
+
+async def test_deleting_a_member_drops_only_its_edge(graph: GraphStore) -> None:
+    await _story(graph, "t1")
+    await graph.put_concept(concept("t1", "c1"), ["t1-e0", "t1-e1"], ["t1-f"])
+    entry = DiaryEntry(uid="d1", tenant="t1", day="2024-05-01", text="A day.", created_at=at(0))
+    await graph.put_diary_entry(entry, ["t1-e0", "t1-e1"])
+    assert await graph.delete_episode("t1", "t1-e0")
+    assert await graph.delete_fact("t1", "t1-f")
+    assert await graph.concept_members("t1", "c1") == Members(episodes=["t1-e1"], facts=[])
+    assert await graph.diary_sources("t1", "d1") == ["t1-e1"]
+    assert await graph.groups_of_episode("t1", "t1-e0") == Groups(concepts=[], diary=[])
+    assert await graph.groups_of_episode("t1", "t1-e1") == Groups(concepts=["c1"], diary=["d1"])
+
+
+async def test_diary_entries_round_trip_replace_and_delete(graph: GraphStore) -> None:
+    await _story(graph, "t1")
+    await _story(graph, "t2")
+    second = DiaryEntry(
+        uid="d2",
+        tenant="t1",
+        day="2024-05-02",
+        text="Today we talked about running.",
+        episode_count=2,
+        concepts=("running",),
+        created_at=at(30),
+    )
+    first = DiaryEntry(uid="d1", tenant="t1", day="2024-05-01", text="Quiet.", created_at=at(0))
+    assert await graph.put_diary_entry(second, ["t1-e2", "t1-e3", "t2-e0"]) == second
+    await graph.put_diary_entry(first, ["t1-e0"])
+    assert await graph.list_diary("t1") == [first, second]
+    assert await graph.list_diary("t2") == []
+    assert await graph.diary_sources("t1", "d2") == ["t1-e2", "t1-e3"]
+    assert await graph.diary_sources("t2", "d2") == []
+    rewritten = second.model_copy(update={"text": "We ran.", "episode_count": 1})
+    await graph.put_diary_entry(rewritten, ["t1-e3"])
+    assert await graph.list_diary("t1") == [first, rewritten]
+    assert await graph.diary_sources("t1", "d2") == ["t1-e3"]
+    with pytest.raises(StoreError):
+        await graph.put_diary_entry(first.model_copy(update={"tenant": "t2"}), [])
+    assert not await graph.delete_diary_entry("t2", "d1")
+    assert await graph.delete_diary_entry("t1", "d1")
+    assert not await graph.delete_diary_entry("t1", "d1")
+    assert await graph.list_diary("t1") == [rewritten]
+
+
+async def test_episode_terms_are_topics_and_entities(graph: GraphStore) -> None:
+    await _story(graph, "t1")
+    await graph.link_topics("t1", "t1-e0", ["marathon", "training"])
+    await graph.upsert_entity("t1", "Jane Doe", EntityType.PERSON)
+    await graph.link_mentions("t1", "t1-e0", ["Jane Doe"])
+    await graph.link_topics("t1", "t1-e1", ["jane-doe"])
+    terms = await graph.episode_terms("t1", ["t1-e0", "t1-e1", "t1-e2", "missing", "t1-e0"])
+    assert terms == {
+        "t1-e0": ["jane doe", "marathon", "training"],
+        "t1-e1": ["jane-doe"],
+        "t1-e2": [],
+    }
+    assert await graph.episode_terms("t2", ["t1-e0"]) == {}
+    assert await graph.episode_terms("t1", []) == {}
