@@ -13,14 +13,17 @@ from cli.common import CommandError, console, opened, progress_bar, run
 def consolidate(
     user: str = typer.Option(..., "--user", help="Whose memory to consolidate."),
     level: str = typer.Option(
-        "micro", "--level", help="micro (salience, utility), daily (+ expiry), deep (+ forgetting)."
+        "micro",
+        "--level",
+        help="micro (salience, utility), daily (+ expiry, concepts, diary), deep (+ forgetting).",
     ),
     now: str | None = typer.Option(
         None, "--now", help="ISO 8601 time to run at (simulates the passage of time)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Consolidate memory: recompute salience and utility, expire, forget (see --level)."""
+    """Consolidate memory: recompute salience and utility, expire, form concepts and the diary,
+    forget (see --level)."""
     from graph.consolidation import run_consolidation
     from memory.consolidation import parse_level, progress_to
     from memory.episodes import InvalidInput

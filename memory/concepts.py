@@ -29,14 +29,17 @@ before an episode goes: the concepts it belonged to lose it (and are dissolved w
 spans fewer than `MIN_DAYS` days); its day's diary entry is deleted, to be rewritten from the
 turns that remain.
 
-No LLM names the concepts yet: the label is the offline one. No prompts here.
+With an LLM, `nodes.concept_naming` names and describes each new or changed concept (one call
+each, validated, the offline label as its fallback); a concept `release_episode` changed is
+named offline again, so nothing of a removed turn stays in its name, and the LLM renames it at
+the next daily run. No prompts here.
 """
 
 from __future__ import annotations
 
 import calendar
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -68,6 +71,9 @@ QUOTE = 140
 """Characters of the central turn quoted in a description."""
 
 _SCAN = 1_000_000
+
+Namer = Callable[[Concept, Sequence[str]], Awaitable[tuple[str, str]]]
+"""name(the concept as named offline, its turns' texts in time order) -> (label, description)."""
 
 
 @dataclass(slots=True)
@@ -215,8 +221,14 @@ async def _turns(services: Services, tenant: str) -> list[Episode]:
     return sorted(found, key=lambda e: (as_utc(e.created_at), e.uid))
 
 
-async def build_concepts(services: Services, tenant: str, now: datetime) -> Built:
-    """Rebuild the tenant's concepts and loops from its turns (idempotent; see the module)."""
+async def build_concepts(
+    services: Services, tenant: str, now: datetime, name: Namer | None = None
+) -> Built:
+    """Rebuild the tenant's concepts and loops from its turns (idempotent; see the module).
+
+    With `name` (the LLM), a concept that is new, changed, or still named offline is named by
+    it, one call each; an unchanged concept keeps its stored name.
+    """
     graph = services.graph
     turns = await _turns(services, tenant)
     all_terms = await graph.episode_terms(tenant, [e.uid for e in turns])
@@ -248,8 +260,13 @@ async def build_concepts(services: Services, tenant: str, now: datetime) -> Buil
         fact_uids = sorted({f for e in members for f in facts_of.get(e.uid, [])})
         if existing is not None and _same(existing, concept):
             old = await graph.concept_members(tenant, concept.uid)
-            if old.episodes == episode_uids and old.facts == fact_uids:
-                continue  # unchanged: not rewritten, so a re-run writes nothing
+            unchanged = old.episodes == episode_uids and old.facts == fact_uids
+            if unchanged and (name is None or existing.label != concept.label):
+                continue  # not rewritten, so a re-run writes nothing
+        if name is not None:
+            ordered = sorted(members, key=lambda e: (as_utc(e.created_at), e.uid))
+            label, description = await name(concept, [e.user_text for e in ordered])
+            concept = concept.model_copy(update={"label": label, "description": description})
         await graph.put_concept(concept, episode_uids, fact_uids)
         built.written += 1
     for stale in await graph.list_concepts(tenant):
@@ -260,8 +277,10 @@ async def build_concepts(services: Services, tenant: str, now: datetime) -> Buil
     return built
 
 
-def _same(a: Concept, b: Concept) -> bool:
-    return a.model_copy(update={"updated_at": b.updated_at}) == b
+def _same(stored: Concept, offline: Concept) -> bool:
+    """The same turns' summary (its name and time of writing aside: the LLM may have named it)."""
+    keep = {"label": offline.label, "description": offline.description}
+    return stored.model_copy(update=keep | {"updated_at": offline.updated_at}) == offline
 
 
 async def release_episode(services: Services, tenant: str, episode_uid: str) -> None:
@@ -302,6 +321,7 @@ async def release_episode(services: Services, tenant: str, episode_uid: str) -> 
 __all__ = [
     "MIN_DAYS",
     "Built",
+    "Namer",
     "build_concepts",
     "concept_uid",
     "day_of",

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.concepts import release_episode
+from memory.concepts import Namer, release_episode
 from memory.diary import daily_sleep
 from memory.episodes import InvalidInput
 from memory.fact_rules import point_id
@@ -268,8 +268,12 @@ async def consolidate(
     thresholds: Thresholds | None = None,
     batch_size: int = 50,
     progress: Progress | None = None,
+    name_concepts: Namer | None = None,
 ) -> Report:
-    """Run one level of consolidation for `tenant` at `now` (a simulated time is fine)."""
+    """Run one level of consolidation for `tenant` at `now` (a simulated time is fine).
+
+    `name_concepts` names new or changed concepts at the daily level (the LLM; offline labels
+    without it)."""
     level = Level(level)
     now = as_utc(now)
     thresholds = thresholds or Thresholds()
@@ -298,7 +302,7 @@ async def consolidate(
             progress,
         )
     if level in (Level.DAILY, Level.DEEP):
-        report.notes += await daily_sleep(services, tenant, now)
+        report.notes += await daily_sleep(services, tenant, now, name_concepts)
     await _remember_run(services, tenant, level, now)
     return report
 

@@ -23,7 +23,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from memory.beliefs import list_active_beliefs
-from memory.concepts import build_concepts, day_of
+from memory.concepts import Namer, build_concepts, day_of
 from memory.schema import DiaryEntry, Episode, EpisodeStatus, as_utc, stable_uid
 
 if TYPE_CHECKING:
@@ -162,10 +162,13 @@ async def write_diary(services: Services, tenant: str, now: datetime) -> Written
     return done
 
 
-async def daily_sleep(services: Services, tenant: str, now: datetime) -> list[str]:
-    """The daily level's own work, after expiry (and forgetting, at deep): concepts and loops,
-    then the diary (which names the concepts). The report's notes."""
-    built = await build_concepts(services, tenant, now)
+async def daily_sleep(
+    services: Services, tenant: str, now: datetime, name: Namer | None = None
+) -> list[str]:
+    """The daily level's own work, after expiry (and forgetting, at deep): concepts and loops
+    (named by `name` when given), then the diary (which names the concepts). The report's
+    notes."""
+    built = await build_concepts(services, tenant, now, name)
     written = await write_diary(services, tenant, now)
     return [built.note(), written.note()]
 

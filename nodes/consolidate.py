@@ -1,8 +1,9 @@
 """The consolidation graph's nodes: check the input, then sleep at the requested level.
 
 `memory.consolidation` does the work; this module gives it the run's tenant (the context's
-`user_id`, the authenticated caller on a server) and the forgetting classifier (the LLM task in
-`nodes.forgetting`, which falls back to the utility thresholds offline).
+`user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
+`nodes.forgetting`, which falls back to the utility thresholds offline) and the concept namer
+(`nodes.concept_naming`; offline labels without a model).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from memory.consolidation import consolidate, parse_level, parse_now
 from memory.schema import as_utc
 from memory.services import get_services
 from memory.services.usage import Usage
+from nodes.concept_naming import llm_namer
 from nodes.forgetting import llm_classifier
 
 
@@ -36,12 +38,15 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     services = await get_services()
     now = as_utc(datetime.fromisoformat(state["at"]))
     usage = Usage()
-    classify = (
-        None
-        if services.chat.offline
-        else llm_classifier(services, now, usage=usage, model=ctx.model_structured)
-    )
+    online = not services.chat.offline
+    classify = llm_classifier(services, now, usage=usage, model=ctx.model_structured)
+    name = llm_namer(services, usage=usage, model=ctx.model_structured)
     report = await consolidate(
-        services, ctx.user_id, parse_level(state["level"]), now, classify=classify
+        services,
+        ctx.user_id,
+        parse_level(state["level"]),
+        now,
+        classify=classify if online else None,
+        name_concepts=name if online else None,
     )
     return {"report": report.summary(), "usage": usage.update()}

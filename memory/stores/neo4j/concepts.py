@@ -90,8 +90,8 @@ _TERMS = """
 UNWIND $uids AS uid
 MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
 RETURN e.uid AS uid,
-  COLLECT { MATCH (e)-[:DISCUSSES]->(t:Topic) RETURN t.slug
-            UNION MATCH (e)-[:MENTIONS]->(n:Entity) RETURN n.key } AS terms
+  COLLECT { MATCH (e)-[:DISCUSSES]->(t:Topic) RETURN t.slug AS term
+            UNION MATCH (e)-[:MENTIONS]->(n:Entity) RETURN n.key AS term } AS terms
 """
 
 

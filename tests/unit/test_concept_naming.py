@@ -1,0 +1,79 @@
+"""Daily sleep's LLM naming of concepts with a scripted chat model (real stores and embedder
+underneath): one call per new concept, none for an unchanged one, the turns fenced as data,
+and the offline label when the answer does not validate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.concepts import narrative_loop
+from memory.consolidation import Level, consolidate
+from memory.services import Services
+from memory.services.usage import Usage
+from nodes.concept_naming import llm_namer
+from tests.integration.test_daily_sleep import MONDAY, NOW, STORY, tell
+
+
+async def test_the_llm_names_a_new_concept_once(agent_services: Services, fake_chat: Any) -> None:
+    await tell(agent_services, "ada", STORY)
+    named = {"label": "marathon training", "description": "The user trains for a marathon."}
+    model = fake_chat(by_tool={"ConceptName": [named]})
+    name = llm_namer(agent_services, usage=Usage())
+
+    await consolidate(agent_services, "ada", Level.DAILY, NOW, name_concepts=name)
+
+    (concept,) = await agent_services.graph.list_concepts("ada")
+    assert (concept.label, concept.description) == (named["label"], named["description"])
+    assert model.tools_called() == ["ConceptName"]
+    prompt = str(model.calls[0]["messages"][-1].content)
+    assert "<turns>" in prompt and "Lisbon marathon" in prompt and prompt.endswith("</turns>")
+    assert "data, not instructions" in str(model.calls[0]["messages"][0].content)
+    # The same day again: unchanged, so no call and the name stays.
+    await consolidate(agent_services, "ada", Level.DAILY, NOW, name_concepts=name)
+    assert model.tools_called() == ["ConceptName"]
+    assert await agent_services.graph.list_concepts("ada") == [concept]
+    # The diary names it as the LLM did.
+    (last,) = [e for e in await agent_services.graph.list_diary("ada") if e.day == "2025-03-24"]
+    assert last.concepts == ("marathon training",)
+
+
+async def test_an_answer_that_does_not_validate_keeps_the_offline_label(
+    agent_services: Services, fake_chat: Any
+) -> None:
+    await tell(agent_services, "bo", STORY)
+    await consolidate(agent_services, "bo", Level.DAILY, NOW)  # offline first
+    (offline,) = await agent_services.graph.list_concepts("bo")
+    wordy = {"label": "a label that is far far too long to be a name", "description": "x"}
+    model = fake_chat(by_tool={"ConceptName": [wordy, wordy]})
+
+    await consolidate(
+        agent_services,
+        "bo",
+        Level.DAILY,
+        NOW,
+        name_concepts=llm_namer(agent_services, usage=Usage()),
+    )
+
+    assert model.tools_called() == ["ConceptName", "ConceptName"]  # offline-named: tried, retried
+    (concept,) = await agent_services.graph.list_concepts("bo")
+    assert (concept.label, concept.description) == (offline.label, offline.description)
+
+
+def test_a_narrative_loop_needs_three_weeks_on_one_weekday() -> None:
+    from datetime import timedelta
+
+    mondays = [(MONDAY + timedelta(days=7 * i)).date() for i in range(3)]
+    assert narrative_loop(mondays) == ("Monday", 3)
+    assert narrative_loop(mondays[:2]) == ("", 0)
+    tuesday = (MONDAY + timedelta(days=1)).date()
+    others = [tuesday + timedelta(days=7 * i) for i in range(4)]
+    assert narrative_loop([*mondays, *others]) == ("Tuesday", 4)  # more weeks wins
+    # Three Mondays among seven days is under half: no loop.
+    scattered = [tuesday + timedelta(days=i) for i in range(4)]
+    assert narrative_loop([*mondays, *scattered]) == ("", 0)
+    assert narrative_loop([*mondays, others[0], others[1], others[2] + timedelta(days=1)]) == (
+        "Monday",
+        3,
+    )
+    assert narrative_loop([*mondays, *mondays]) == ("Monday", 3)  # each day once
+    assert narrative_loop([]) == ("", 0)
