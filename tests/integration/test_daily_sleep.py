@@ -5,18 +5,16 @@ idempotency, what forgetting and deletion do to them, and the API that reads the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-from graph.bookkeeping import run_episode
 from memory.api import Memory
 from memory.concepts import MIN_DAYS, concept_uid
 from memory.consolidation import Candidate, Decision, Level, consolidate
-from memory.episodes import remember
 from memory.services import Services
-from nodes.route import heuristic_assessment
+from tests.integration.test_consolidation import T0, tell
 
-MONDAY = datetime(2025, 3, 3, 18, 0, tzinfo=UTC)
-"""A Monday evening."""
+MONDAY = T0
+"""A Monday morning (the consolidation tests' start)."""
 
 # Marathon training on four Mondays, small talk and one-off details on other days.
 STORY: list[tuple[float, str]] = [
@@ -30,23 +28,6 @@ STORY: list[tuple[float, str]] = [
     (21, "Marathon training is going well, I ran 28 km in the long run this morning."),
 ]
 NOW = MONDAY + timedelta(days=21, hours=4)
-
-
-async def tell(services: Services, tenant: str, lines: Sequence[tuple[float, str]]) -> list[str]:
-    uids = []
-    for day, text in lines:
-        done = await remember(
-            services,
-            tenant=tenant,
-            thread_id=f"day-{int(day)}",
-            user_text=text,
-            agent_text="OK.",
-            at=MONDAY + timedelta(days=day),
-            ess=heuristic_assessment(text).evidence.record(),
-        )
-        await run_episode(services, tenant, done.uid)
-        uids.append(done.uid)
-    return uids
 
 
 async def test_daily_sleep_forms_a_concept_with_its_loop_and_writes_the_diary(
