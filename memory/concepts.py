@@ -242,7 +242,9 @@ async def build_concepts(
             if t in useful:
                 days_of_term[t].add(day_of(e))
     linkable = {t for t, ds in days_of_term.items() if len(ds) >= 2}
-    candidates = [e for e in turns if linkable & set(all_terms.get(e.uid, []))]
+    candidates = [
+        e for e in turns if e.user_text.strip() and linkable & set(all_terms.get(e.uid, []))
+    ]
     terms = [sorted(linkable & set(all_terms.get(e.uid, []))) for e in candidates]
     vectors = await services.embedder.embed_documents([e.user_text for e in candidates])
     facts_of = await _facts_by_episode(services, tenant)

@@ -302,7 +302,7 @@ async def consolidate(
             progress,
         )
     if level in (Level.DAILY, Level.DEEP):
-        report.notes += await daily_sleep(services, tenant, now, name_concepts)
+        report.notes += await daily_sleep(services, tenant, now, name_concepts, progress)
     await _remember_run(services, tenant, level, now)
     return report
 

@@ -18,6 +18,7 @@ The text quotes the user: whoever puts it in a prompt fences it as data.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -37,6 +38,9 @@ MAX_FACTS = 3
 """Facts learned that day named in the entry."""
 
 _SCAN = 1_000_000
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total), as `memory.consolidation.Progress`."""
 
 
 @dataclass(slots=True)
@@ -110,7 +114,9 @@ async def _days_concepts(
     return out
 
 
-async def write_diary(services: Services, tenant: str, now: datetime) -> Written:
+async def write_diary(
+    services: Services, tenant: str, now: datetime, progress: Progress | None = None
+) -> Written:
     """Write the entries of days up to `now`'s day that have none or an outdated one."""
     graph = services.graph
     statuses = [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED]
@@ -134,7 +140,7 @@ async def write_diary(services: Services, tenant: str, now: datetime) -> Written
     facts = await graph.list_facts(tenant)
     beliefs = await list_active_beliefs(graph, tenant)
     evidence = {b.topic: await graph.belief_evidence(tenant, b.uid, _SCAN) for b in beliefs}
-    for d in due:
+    for n, d in enumerate(due, start=1):
         turns = by_day[d]
         uids = {e.uid for e in turns}
         terms = await graph.episode_terms(tenant, sorted(uids))
@@ -159,17 +165,25 @@ async def write_diary(services: Services, tenant: str, now: datetime) -> Written
         )
         await graph.put_diary_entry(entry, sorted(uids))
         done.written += 1
+        if progress and (n % 20 == 0 or n == len(due)):
+            progress("diary", n, len(due))
     return done
 
 
 async def daily_sleep(
-    services: Services, tenant: str, now: datetime, name: Namer | None = None
+    services: Services,
+    tenant: str,
+    now: datetime,
+    name: Namer | None = None,
+    progress: Progress | None = None,
 ) -> list[str]:
     """The daily level's own work, after expiry (and forgetting, at deep): concepts and loops
     (named by `name` when given), then the diary (which names the concepts). The report's
     notes."""
     built = await build_concepts(services, tenant, now, name)
-    written = await write_diary(services, tenant, now)
+    if progress:
+        progress("concepts", built.concepts, built.concepts)
+    written = await write_diary(services, tenant, now, progress)
     return [built.note(), written.note()]
 
 
