@@ -674,7 +674,7 @@ class Memory:
 
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
-        with its sources, beliefs, features and personality snapshots."""
+        with its sources, beliefs, features, personality snapshots, concepts and the diary."""
         _check_user(user)
         graph = self.services.graph
         uids = await graph.list_episode_uids(user)
