@@ -13,7 +13,8 @@ in the graph), offline and deterministically:
    embeddings (the user's side of the turn) is at least `LINK_COSINE`; the linked groups are
    the connected components;
 3. a group keeps the turns within `CORE_COSINE` of its centroid (a chain of links can drift),
-   and becomes a concept if those turns still span `MIN_DAYS` days;
+   and becomes a concept if those turns still span `MIN_DAYS` days and share at least
+   `MIN_TERMS` terms (each carried by two of them or more);
 4. its label is its `LABEL_TERMS` most shared terms; its description says when it came up and
    quotes its most central turn.
 
@@ -61,6 +62,9 @@ COMMON_MIN = 10
 COMMON_SHARE = 0.25
 """A term carried by more than max(COMMON_MIN, COMMON_SHARE x the tenant's turns) turns is
 ignored (a word in one turn of four says nothing about what two turns share)."""
+MIN_TERMS = 2
+"""A concept's turns share at least this many terms (each carried by two of its turns or more):
+one shared word is a habit of speech ("haha", "cool") or the weather as often as a subject."""
 LABEL_TERMS = 3
 """How many terms name a concept."""
 LOOP_WEEKS = 3
@@ -163,7 +167,11 @@ def _groups(
         centroid = vectors[group].mean(axis=0)
         centroid /= float(np.linalg.norm(centroid)) or 1.0
         core = [i for i in group if float(vectors[i] @ centroid) >= CORE_COSINE]
-        if len({days[i] for i in core}) >= MIN_DAYS:
+        shared = Counter(t for i in core for t in terms[i])
+        if (
+            len({days[i] for i in core}) >= MIN_DAYS
+            and sum(1 for n in shared.values() if n >= 2) >= MIN_TERMS
+        ):
             out.append(core)
     return out
 
@@ -322,6 +330,7 @@ async def release_episode(services: Services, tenant: str, episode_uid: str) -> 
 
 __all__ = [
     "MIN_DAYS",
+    "MIN_TERMS",
     "Built",
     "Namer",
     "build_concepts",
