@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from memory.api import Memory
+import pytest
+
+from memory.api import ConceptView, DiaryView, Memory
 from memory.concepts import MIN_DAYS, concept_uid
 from memory.consolidation import Candidate, Decision, Level, consolidate
 from memory.services import Services
@@ -140,3 +142,41 @@ async def test_deleting_a_turn_rewrites_its_day_and_erase_removes_everything(
     assert len(exported.diary) == len(await mem.diary("ada")) == 8
     await mem.erase("ada")
     assert await graph.list_concepts("ada") == [] and await graph.list_diary("ada") == []
+
+
+async def test_a_store_failure_mid_diary_is_finished_by_the_next_run(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await tell(services, "hu", STORY)
+    await tell(services, "twin", STORY)
+    graph = services.graph
+    real = graph.put_diary_entry
+    calls = 0
+
+    async def fail_on_third(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise ConnectionError("graph store went away")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(graph, "put_diary_entry", fail_on_third)
+    with pytest.raises(ConnectionError):
+        await consolidate(services, "hu", Level.DAILY, NOW)
+    monkeypatch.setattr(graph, "put_diary_entry", real)
+    assert len(await graph.list_diary("hu")) == 2
+
+    finished = await consolidate(services, "hu", Level.DAILY, NOW)
+    await consolidate(services, "twin", Level.DAILY, NOW)
+    assert "diary: 6 of 8 days written" in finished.notes
+
+    def summary(concepts: list[ConceptView], diary: list[DiaryView]) -> object:
+        return (
+            [(c.label, c.description, c.day_count, c.loop, len(c.episodes)) for c in concepts],
+            [(d.day, d.text, d.concepts) for d in diary],
+        )
+
+    mem = Memory(services)
+    assert summary(await mem.concepts("hu"), await mem.diary("hu")) == summary(
+        await mem.concepts("twin"), await mem.diary("twin")
+    )
