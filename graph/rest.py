@@ -10,6 +10,8 @@ Routes (typed request and response schemas, in the server's `/openapi.json`):
     GET    /facts[?history=true]   current facts (or every version)
     GET    /facts/{uid}/history    a fact's versions
     GET    /beliefs                the agent's beliefs from this user's conversations
+    GET    /concepts               concepts daily sleep formed (recurring turns, their loops)
+    GET    /diary                  the agent's diary entries, one per day of conversation
     GET    /users/{id}/export      everything held about the user
     POST   /users/{id}/import      replay an export as the user's memory
     DELETE /users/{id}             erase the user from both stores
@@ -36,7 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory.api import (
     AddResult,
     BeliefView,
+    ConceptView,
     DeleteReport,
+    DiaryView,
     EraseReport,
     FactView,
     InvalidInput,
@@ -201,6 +205,20 @@ async def list_beliefs(request: Request, user: UserParam = None) -> list[BeliefV
     """The agent's beliefs formed from the caller's conversations, by topic."""
     tenant = caller(request, user)
     return await answer(lambda m: m.beliefs(tenant))
+
+
+@router.get("/concepts", response_model=list[ConceptView])
+async def list_concepts(request: Request, user: UserParam = None) -> list[ConceptView]:
+    """The concepts daily sleep formed from the caller's turns, with their narrative loops."""
+    tenant = caller(request, user)
+    return await answer(lambda m: m.concepts(tenant))
+
+
+@router.get("/diary", response_model=list[DiaryView])
+async def list_diary(request: Request, user: UserParam = None) -> list[DiaryView]:
+    """The agent's diary of its days with the caller, oldest day first."""
+    tenant = caller(request, user)
+    return await answer(lambda m: m.diary(tenant))
 
 
 @router.get("/users/{user_id}/export", response_model=MemoryExport)

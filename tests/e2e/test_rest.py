@@ -119,12 +119,15 @@ def test_every_route_for_the_key_holder(server: tuple[str, dict[str, str]]) -> N
         versions = a.get(f"/facts/{home['uid']}/history").json()
         assert [v["value"] for v in versions] == ["Lyon", "Porto"]
         assert a.get("/beliefs").status_code == 200
+        assert a.get("/concepts").json() == [] and a.get("/diary").json() == []  # no sleep yet
 
         # Another user's uid is not found; naming another user is forbidden.
         assert b.get(f"/memories/{uids[0]}").status_code == 404
         assert b.delete(f"/memories/{uids[0]}").status_code == 404
         assert b.get(f"/facts/{home['uid']}/history").status_code == 404
         assert b.get("/facts", params={"user": alice}).status_code == 403
+        assert b.get("/diary", params={"user": alice}).status_code == 403
+        assert b.get("/concepts", params={"user": alice}).status_code == 403
         assert b.get(f"/users/{alice}/export").status_code == 403
         assert b.delete(f"/users/{alice}").status_code == 403
         theirs = b.get("/memories", params={"q": "Porto"}).json()["results"]
