@@ -142,4 +142,4 @@ class ConsolidationState(ConsolidationInput, total=False):
     report: dict[str, Any]
     """`memory.consolidation.Report.summary()`."""
     usage: Annotated[dict[str, Any], merge_usage]
-    """LLM calls and tokens spent (the forgetting batches, concept naming; zero offline)."""
+    """LLM calls and tokens spent (forgetting batches, concept naming, diary; zero offline)."""

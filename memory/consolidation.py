@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory.concepts import Namer, release_episode
-from memory.diary import daily_sleep
+from memory.diary import Writer, daily_sleep
 from memory.episodes import InvalidInput
 from memory.fact_rules import point_id
 from memory.knowledge import index_facts
@@ -269,11 +269,12 @@ async def consolidate(
     batch_size: int = 50,
     progress: Progress | None = None,
     name_concepts: Namer | None = None,
+    write_entries: Writer | None = None,
 ) -> Report:
     """Run one level of consolidation for `tenant` at `now` (a simulated time is fine).
 
-    `name_concepts` names new or changed concepts at the daily level (the LLM; offline labels
-    without it)."""
+    `name_concepts` names new or changed concepts and `write_entries` writes diary entries at
+    the daily level (the LLM; offline labels and entries without them)."""
     level = Level(level)
     now = as_utc(now)
     thresholds = thresholds or Thresholds()
@@ -302,7 +303,9 @@ async def consolidate(
             progress,
         )
     if level in (Level.DAILY, Level.DEEP):
-        report.notes += await daily_sleep(services, tenant, now, name_concepts, progress)
+        report.notes += await daily_sleep(
+            services, tenant, now, name_concepts, progress, write_entries
+        )
     await _remember_run(services, tenant, level, now)
     return report
 

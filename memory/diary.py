@@ -10,7 +10,9 @@ Written for every day up to the run's day that has turns and either no entry or 
 from a different number of turns (a day still going on, or one that lost a turn: forgetting and
 deletion delete the entry of a turn's day through `memory.concepts.release_episode`, and it is
 rewritten here from what remains). Deterministic: the same turns give the same text, so
-re-running the same day writes nothing. No LLM writes entries yet; no prompts here.
+re-running the same day writes nothing. With an LLM, `nodes.diary_writing` writes the entry
+from the offline one and the day's turns (one call per entry written, the offline text as its
+fallback); an entry already written is not rewritten. No prompts here.
 
 The text quotes the user: whoever puts it in a prompt fences it as data.
 """
@@ -18,7 +20,7 @@ The text quotes the user: whoever puts it in a prompt fences it as data.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
@@ -41,6 +43,9 @@ _SCAN = 1_000_000
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total), as `memory.consolidation.Progress`."""
+
+Writer = Callable[[date, str, Sequence[str]], Awaitable[str]]
+"""write(day, the offline entry, the day's turns in time order) -> the entry's text."""
 
 
 @dataclass(slots=True)
@@ -115,9 +120,14 @@ async def _days_concepts(
 
 
 async def write_diary(
-    services: Services, tenant: str, now: datetime, progress: Progress | None = None
+    services: Services,
+    tenant: str,
+    now: datetime,
+    progress: Progress | None = None,
+    write: Writer | None = None,
 ) -> Written:
-    """Write the entries of days up to `now`'s day that have none or an outdated one."""
+    """Write the entries of days up to `now`'s day that have none or an outdated one (by
+    `write`, the LLM, when given: one call per entry written; the offline text otherwise)."""
     graph = services.graph
     statuses = [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED]
     found = await graph.list_by_status(tenant, statuses, limit=_SCAN)
@@ -154,6 +164,8 @@ async def write_diary(
         ]
         moved = sorted(t for t, ev in evidence.items() if any(v.episode_uid in uids for v in ev))
         text = compose(d, turns, terms, concepts, learned, moved)
+        if write is not None:
+            text = await write(d, text, [e.user_text for e in turns])
         entry = DiaryEntry(
             uid=diary_uid(tenant, d),
             tenant=tenant,
@@ -176,15 +188,16 @@ async def daily_sleep(
     now: datetime,
     name: Namer | None = None,
     progress: Progress | None = None,
+    write: Writer | None = None,
 ) -> list[str]:
     """The daily level's own work, after expiry (and forgetting, at deep): concepts and loops
-    (named by `name` when given), then the diary (which names the concepts). The report's
-    notes."""
+    (named by `name` when given), then the diary (which names the concepts; written by `write`
+    when given). The report's notes."""
     built = await build_concepts(services, tenant, now, name)
     if progress:
         progress("concepts", built.concepts, built.concepts)
-    written = await write_diary(services, tenant, now, progress)
+    written = await write_diary(services, tenant, now, progress, write)
     return [built.note(), written.note()]
 
 
-__all__ = ["Written", "compose", "daily_sleep", "diary_uid", "write_diary"]
+__all__ = ["Writer", "Written", "compose", "daily_sleep", "diary_uid", "write_diary"]

@@ -2,8 +2,9 @@
 
 `memory.consolidation` does the work; this module gives it the run's tenant (the context's
 `user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
-`nodes.forgetting`, which falls back to the utility thresholds offline) and the concept namer
-(`nodes.concept_naming`; offline labels without a model).
+`nodes.forgetting`, which falls back to the utility thresholds offline), the concept namer
+(`nodes.concept_naming`) and the diary writer (`nodes.diary_writing`); offline labels and
+entries without a model.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memory.schema import as_utc
 from memory.services import get_services
 from memory.services.usage import Usage
 from nodes.concept_naming import llm_namer
+from nodes.diary_writing import llm_writer
 from nodes.forgetting import llm_classifier
 
 
@@ -41,6 +43,7 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     online = not services.chat.offline
     classify = llm_classifier(services, now, usage=usage, model=ctx.model_structured)
     name = llm_namer(services, usage=usage, model=ctx.model_structured)
+    write = llm_writer(services, usage=usage, model=ctx.model_structured)
     report = await consolidate(
         services,
         ctx.user_id,
@@ -48,5 +51,6 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
         now,
         classify=classify if online else None,
         name_concepts=name if online else None,
+        write_entries=write if online else None,
     )
     return {"report": report.summary(), "usage": usage.update()}

@@ -1,9 +1,11 @@
-"""Daily sleep's LLM naming of concepts with a scripted chat model (real stores and embedder
-underneath): one call per new concept, none for an unchanged one, the turns fenced as data,
-and the offline label when the answer does not validate."""
+"""Daily sleep's LLM tasks with a scripted chat model (real stores and embedder underneath):
+concept naming (one call per new concept, none for an unchanged one, the offline label when
+the answer does not validate) and diary writing (one call per entry written, the offline entry
+as fallback), the turns fenced as data; and the narrative-loop rule."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from memory.concepts import narrative_loop
@@ -11,6 +13,7 @@ from memory.consolidation import Level, consolidate
 from memory.services import Services
 from memory.services.usage import Usage
 from nodes.concept_naming import llm_namer
+from nodes.diary_writing import llm_writer
 from tests.integration.test_daily_sleep import MONDAY, NOW, STORY, tell
 
 
@@ -60,8 +63,6 @@ async def test_an_answer_that_does_not_validate_keeps_the_offline_label(
 
 
 def test_a_narrative_loop_needs_three_weeks_on_one_weekday() -> None:
-    from datetime import timedelta
-
     mondays = [(MONDAY + timedelta(days=7 * i)).date() for i in range(3)]
     assert narrative_loop(mondays) == ("Monday", 3)
     assert narrative_loop(mondays[:2]) == ("", 0)
@@ -77,3 +78,28 @@ def test_a_narrative_loop_needs_three_weeks_on_one_weekday() -> None:
     )
     assert narrative_loop([*mondays, *mondays]) == ("Monday", 3)  # each day once
     assert narrative_loop([]) == ("", 0)
+
+
+async def test_the_llm_writes_each_new_diary_entry_once(
+    agent_services: Services, fake_chat: Any
+) -> None:
+    await tell(agent_services, "cy", STORY[:2])
+    first = {"text": "Monday 03 March 2025. We talked about the Lisbon marathon."}
+    model = fake_chat(by_tool={"DiaryText": [first, {"text": "   "}, {"text": " \n"}]})
+    write = llm_writer(agent_services, usage=Usage())
+    now = MONDAY + timedelta(days=1, hours=2)
+
+    report = await consolidate(agent_services, "cy", Level.DAILY, now, write_entries=write)
+
+    assert "diary: 2 of 2 days written" in report.notes
+    assert model.tools_called() == ["DiaryText", "DiaryText", "DiaryText"]  # 1, then 2 tries
+    monday, tuesday = await agent_services.graph.list_diary("cy")
+    assert monday.text == first["text"]
+    assert tuesday.text.startswith("Tuesday 04 March 2025. We talked once.")  # the offline entry
+    prompt = str(model.calls[0]["messages"][-1].content)
+    assert "<notes>\nMonday 03 March 2025. We talked once." in prompt
+    assert "<turns>\n- I started training for the Lisbon marathon" in prompt
+    assert prompt.endswith("</turns>")
+    # Entries already written are not rewritten: no more calls.
+    await consolidate(agent_services, "cy", Level.DAILY, now, write_entries=write)
+    assert len(model.tools_called()) == 3
