@@ -7,6 +7,8 @@ Routes (typed request and response schemas, in the server's `/openapi.json`):
     GET    /query/{store}?q=&k=    one store alone: graph (entities + traversal) or vector
     GET    /memories/{uid}         one episode or fact
     DELETE /memories/{uid}         delete it and what was derived from it alone
+    PUT    /memories/{uid}/pin     pin an episode (never archived or forgotten, no decay)
+    DELETE /memories/{uid}/pin     unpin it
     GET    /facts[?history=true]   current facts (or every version)
     GET    /facts/{uid}/history    a fact's versions
     GET    /beliefs                the agent's beliefs from this user's conversations
@@ -182,6 +184,20 @@ async def delete_memory(request: Request, uid: UidPath, user: UserParam = None) 
     """Delete an episode and what was derived from it alone, or a fact."""
     tenant = caller(request, user)
     return await answer(lambda m: m.delete(tenant, uid))
+
+
+@router.put("/memories/{uid}/pin", response_model=MemoryItem)
+async def pin_memory(request: Request, uid: UidPath, user: UserParam = None) -> MemoryItem:
+    """Pin an episode: consolidation never archives or forgets it, and it does not decay."""
+    tenant = caller(request, user)
+    return await answer(lambda m: m.pin(tenant, uid))
+
+
+@router.delete("/memories/{uid}/pin", response_model=MemoryItem)
+async def unpin_memory(request: Request, uid: UidPath, user: UserParam = None) -> MemoryItem:
+    """Unpin an episode: an ordinary memory again."""
+    tenant = caller(request, user)
+    return await answer(lambda m: m.unpin(tenant, uid))
 
 
 @router.get("/facts", response_model=list[FactView])

@@ -1,5 +1,5 @@
-"""mneme's memory as a Python API: add, search, get, history, facts, beliefs, concepts, diary,
-delete, export, import and erase one user's memory, without running the agent.
+"""mneme's memory as a Python API: add, search, get, pin, history, facts, beliefs, concepts,
+diary, delete, export, import and erase one user's memory, without running the agent.
 
 ```python
 from memory.api import Memory
@@ -36,6 +36,7 @@ from memory.episodes import InvalidInput, drain_outbox, remember
 from memory.fact_rules import point_id
 from memory.features import index_features
 from memory.knowledge import index_facts
+from memory.pins import set_pinned
 from memory.recipes import get_recipe
 from memory.retrieval import retrieve
 from memory.schema import (
@@ -129,6 +130,9 @@ class MemoryItem(_Model):
     created_at: datetime
     thread_id: str | None = None
     status: str | None = Field(default=None, description="An episode's bookkeeping status.")
+    pinned: bool = Field(
+        default=False, description="An episode kept whatever consolidation decides (`pin`)."
+    )
     sources: list[str] = Field(default_factory=list, description="Episodes a fact comes from.")
 
 
@@ -232,6 +236,7 @@ class ExportedEpisode(_Model):
     agent_text: str
     created_at: datetime
     ess: ESS | None = None
+    pinned: bool = False
 
 
 class MemoryExport(_Model):
@@ -287,6 +292,7 @@ def _episode_item(episode: Episode) -> MemoryItem:
         created_at=episode.created_at,
         thread_id=episode.thread_id,
         status=episode.status.value,
+        pinned=episode.pinned,
         sources=[episode.uid],
     )
 
@@ -446,6 +452,18 @@ class Memory:
             self.services.bookkeeping.submit(user, done.uid)
         return result
 
+    async def pin(self, user: str, uid: str) -> MemoryItem:
+        """Pin an episode: consolidation never archives, expires or forgets it, and it does not
+        decay. An archived episode is restored (its vectors rebuilt by bookkeeping). Idempotent;
+        raises `NotFound` for a uid that is not one of the user's episodes."""
+        _check_user(user)
+        return _episode_item(await set_pinned(self.services, user, _check_uid(uid), True))
+
+    async def unpin(self, user: str, uid: str) -> MemoryItem:
+        """Unpin an episode: an ordinary memory again. Idempotent; `NotFound` as for `pin`."""
+        _check_user(user)
+        return _episode_item(await set_pinned(self.services, user, _check_uid(uid), False))
+
     async def delete(self, user: str, uid: str) -> DeleteReport:
         """Delete an episode and what was derived from it alone (its vectors, the facts,
         features and beliefs no other episode supports; facts it shared keep their other
@@ -556,6 +574,8 @@ class Memory:
             if done.duplicate:
                 result.duplicates.append(done.uid)
             await pipeline(self.services, user, done.uid)
+            if ep.pinned:
+                await self.services.graph.set_pinned(user, done.uid, True)
         return result
 
     # ---- reads
@@ -695,6 +715,7 @@ class Memory:
                     agent_text=e.agent_text,
                     created_at=e.created_at,
                     ess=e.ess,
+                    pinned=e.pinned,
                 )
                 for e in episodes
             ],

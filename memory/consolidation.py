@@ -2,8 +2,10 @@
 
 Three levels, each idempotent and safe to kill half way (the next run finishes it):
 
-- **micro**: recompute every episode's salience (`memory.salience`: age, accesses, connections,
-  the heuristic appraisal) and utility (FSRS + ACT-R, from the last access);
+- **micro**: reweigh the links between episodes retrieved together, pruning the faded ones
+  (`memory.coretrieval`), then recompute every episode's salience (`memory.salience`: age,
+  accesses, connections (strong links included), the heuristic appraisal) and utility
+  (FSRS + ACT-R, from the last access);
 - **daily**: micro, then expiry: a passing remark (at most one graph edge) about a bounded
   present or future span ("busy this week", "see you tomorrow") is archived once that span is
   over; then concepts, narrative loops and the diary (`memory.diary.daily_sleep`, after
@@ -12,7 +14,8 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
   in batches, are classified KEEP / ARCHIVE (graph kept, its vectors removed: no longer found
   by similarity) / FORGET (removed from both stores; a faded one, salience < 0.1, leaves a
   reverie). The classifier is the LLM when there is one (`nodes.forgetting`), else utility
-  thresholds. Whatever the classifier says, cornerstones are never touched and an episode
+  thresholds. Whatever the classifier says, cornerstones and pinned episodes are never touched
+  (a pin is re-read before each ARCHIVE and FORGET is applied) and an episode
   that is the only evidence of an active belief or the only source of a current fact is KEPT;
   the facts only a forgotten episode stated are deleted, facts it shared keep their other
   sources (and their vector is re-pointed at one).
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory.concepts import Namer, release_episode
+from memory.coretrieval import decay_links
 from memory.diary import Writer, daily_sleep
 from memory.episodes import InvalidInput
 from memory.fact_rules import point_id
@@ -150,8 +154,11 @@ class Report:
     archived: int = 0
     forgotten: int = 0
     protected: int = 0
+    pinned: int = 0
     facts_deleted: int = 0
     reveries: int = 0
+    links_reweighed: int = 0
+    links_pruned: int = 0
     resumed: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -167,8 +174,11 @@ class Report:
             "archived": self.archived,
             "forgotten": self.forgotten,
             "protected": self.protected,
+            "pinned": self.pinned,
             "facts_deleted": self.facts_deleted,
             "reveries": self.reveries,
+            "links_reweighed": self.links_reweighed,
+            "links_pruned": self.links_pruned,
             "resumed": self.resumed,
             "notes": list(self.notes),
         }
@@ -287,6 +297,7 @@ async def consolidate(
         report.notes.append(f"finished {len(pending)} decisions of an interrupted run")
         await _apply(services, tenant, pending, now, report)
         await services.graph.put_tenant_state(tenant, PLAN_KEY, "[]")
+    report.links_reweighed, report.links_pruned = await decay_links(services, tenant, now)
     scored, connections, report.rescored = await rescore(services, tenant, now, progress)
     if level in (Level.DAILY, Level.DEEP):
         await _expire(services, tenant, scored, connections, now, report, progress)
@@ -338,6 +349,7 @@ async def _expire(
         c.episode.uid
         for c in scored
         if not c.episode.archived
+        and not c.episode.pinned
         and connections.get(c.episode.uid, 0) <= EPHEMERAL_CONNECTIONS
         and (end := expires_at(c.episode)) is not None
         and end <= now
@@ -378,6 +390,7 @@ async def _forget(
             c
             for c in scored
             if as_utc(c.episode.created_at) <= old_enough
+            and not c.episode.pinned
             and not is_cornerstone(connections.get(c.episode.uid, 0))
         ),
         key=lambda c: (c.utility, c.episode.uid),
@@ -441,6 +454,9 @@ async def _apply(
         episode = await services.graph.get_episode(tenant, uid)
         if episode is None:
             continue  # forgotten by the run this plan was left by
+        if episode.pinned:  # pinned since the plan was made: the pin wins
+            report.pinned += 1
+            continue
         if decision == Decision.ARCHIVE:
             await archive_episode(services, episode)
             report.archived += 1

@@ -2,7 +2,7 @@
 
 Salience (how much a memory matters):
 
-    base = exp(-age_days / 365)                  (1 for a cornerstone: it never decays)
+    base = exp(-age_days / 365)                  (1 for a cornerstone or a pinned episode)
     resistance = min(3 * identity + 2 * emotion, 1)
     effective = base + resistance * (1 - base)
     salience = effective * (1 + ln(access + 1) + novelty + 0.5 * ln(connections + 1)) / 4
@@ -122,9 +122,14 @@ def salience(
 
 
 def episode_salience(episode: Episode, connections: int, now: datetime) -> float:
-    """The salience of `episode` at `now`, with its number of graph connections."""
+    """The salience of `episode` at `now`, with its number of graph connections (a pinned
+    episode does not decay, like a cornerstone)."""
     return salience(
-        _days(episode.created_at, now), episode.access_count, connections, appraise(episode)
+        _days(episode.created_at, now),
+        episode.access_count,
+        connections,
+        appraise(episode),
+        timeless=episode.pinned,
     )
 
 

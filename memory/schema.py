@@ -19,11 +19,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped whenever a constraint, table or collection changes (in this module or in a backend's
 DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2: the episodes'
 (tenant, content_hash) uniqueness is gone (an episode's identity is its source, `episode_uid`);
-facts are typed and bi-temporal, with subjects and causes; semantic features."""
+facts are typed and bi-temporal, with subjects and causes; semantic features. Version 3: an
+episode can be pinned; episodes retrieved together are linked (CO_RETRIEVED, with a weight)."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
@@ -216,6 +217,8 @@ class Episode(Record):
     utility_score: float = 0.0
     salience: float = 0.5
     content_hash: str
+    pinned: bool = False
+    """Pinned by the user or an app: never archived, expired or forgotten; does not decay."""
 
 
 class NewEpisode(Record):

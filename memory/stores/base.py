@@ -2,8 +2,7 @@
 
 `GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
 episodes, topics, entities, beliefs, facts, features, snapshots, tenant state,
-consolidation, concepts and diary); callers use
-the composite.
+consolidation, co-retrieval links, concepts and diary); callers use the composite.
 The vector value types below are shared by the vector index and its callers.
 
 Contracts every backend honours (the contract suite in `tests/contract/` checks them):
@@ -33,6 +32,7 @@ from memory.stores.errors import (
 from memory.stores.graph.beliefs import BeliefStore
 from memory.stores.graph.concepts import ConceptStore
 from memory.stores.graph.consolidation import ConsolidationStore
+from memory.stores.graph.coretrieval import CoRetrievalStore
 from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
@@ -67,6 +67,7 @@ class GraphStore(
     TenantStateStore,
     ConsolidationStore,
     ConceptStore,
+    CoRetrievalStore,
 ):
     """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
     semantic features, concepts and diary entries."""

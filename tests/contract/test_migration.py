@@ -35,7 +35,8 @@ def make_v1(path: Path, store: SqliteGraphStore) -> None:
         conn.execute("BEGIN")
         conn.execute("ALTER TABLE episodes RENAME TO episodes_new")
         conn.execute(V1_EPISODES)
-        conn.execute("INSERT INTO episodes SELECT * FROM episodes_new")
+        columns = ", ".join(r[1] for r in conn.execute("PRAGMA table_info(episodes)"))
+        conn.execute(f"INSERT INTO episodes SELECT {columns} FROM episodes_new")  # noqa: S608
         conn.execute("DROP TABLE episodes_new")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         conn.execute("COMMIT")

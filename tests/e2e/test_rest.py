@@ -121,7 +121,15 @@ def test_every_route_for_the_key_holder(server: tuple[str, dict[str, str]]) -> N
         assert a.get("/beliefs").status_code == 200
         assert a.get("/concepts").json() == [] and a.get("/diary").json() == []  # no sleep yet
 
+        pinned = a.put(f"/memories/{uids[0]}/pin")
+        assert pinned.status_code == 200 and pinned.json()["pinned"] is True
+        assert a.get(f"/memories/{uids[0]}").json()["pinned"] is True
+        assert a.put(f"/memories/{home['uid']}/pin").status_code == 404  # only episodes pin
+        unpinned = a.delete(f"/memories/{uids[0]}/pin")
+        assert unpinned.status_code == 200 and unpinned.json()["pinned"] is False
+
         # Another user's uid is not found; naming another user is forbidden.
+        assert b.put(f"/memories/{uids[0]}/pin").status_code == 404
         assert b.get(f"/memories/{uids[0]}").status_code == 404
         assert b.delete(f"/memories/{uids[0]}").status_code == 404
         assert b.get(f"/facts/{home['uid']}/history").status_code == 404

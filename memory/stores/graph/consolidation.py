@@ -10,20 +10,28 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from memory.coretrieval import STRONG_LINK
 from memory.stores.graph.inputs import distinct
 
 
 class ConsolidationStore(ABC):
     """Reads and deletes of the forgetting cycle (`memory.consolidation`)."""
 
-    async def episode_connections(self, tenant: str, uids: Sequence[str]) -> dict[str, int]:
+    async def episode_connections(
+        self, tenant: str, uids: Sequence[str], *, min_link_weight: float = STRONG_LINK
+    ) -> dict[str, int]:
         """For each existing episode among `uids`: its number of edges to topics (DISCUSSES),
-        entities (MENTIONS), facts (STATES) and beliefs (evidence), each counted once."""
+        entities (MENTIONS), facts (STATES) and beliefs (evidence), each counted once, plus
+        its co-retrieval links (either end) of weight >= `min_link_weight`."""
         wanted = distinct(uids)
-        return await self._episode_connections(tenant, wanted) if wanted else {}
+        if not wanted:
+            return {}
+        return await self._episode_connections(tenant, wanted, float(min_link_weight))
 
     @abstractmethod
-    async def _episode_connections(self, tenant: str, uids: list[str]) -> dict[str, int]:
+    async def _episode_connections(
+        self, tenant: str, uids: list[str], min_link_weight: float
+    ) -> dict[str, int]:
         """Edge counts of the existing episodes among the distinct, non-empty `uids`."""
 
     async def sole_evidence(self, tenant: str, uids: Sequence[str]) -> set[str]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from memory.coretrieval import pairs
 from memory.schema import (
     ESS,
     STATUS_ORDER,
@@ -203,14 +204,20 @@ class EpisodeStore(ABC):
         """Tenants that have any episode, sorted (maintenance only)."""
 
     async def record_access(self, tenant: str, uids: Sequence[str], at: datetime) -> None:
-        """Increment access_count and set last_accessed for each existing uid (once per call)."""
+        """Increment access_count and set last_accessed for each existing uid (once per call),
+        and, in the same transaction, link each pair of the first `MAX_LINKED` of them as
+        retrieved together (`memory.coretrieval`): a new link or count + 1, last_at = at,
+        weight = ln(1 + count). Pairs with an episode the tenant lacks are skipped."""
         wanted = distinct(uids)
         if wanted:
-            await self._record_access(tenant, wanted, as_utc(at))
+            await self._record_access(tenant, wanted, as_utc(at), pairs(wanted))
 
     @abstractmethod
-    async def _record_access(self, tenant: str, uids: list[str], at: datetime) -> None:
-        """Count one access at `at` on each existing episode among the distinct `uids`."""
+    async def _record_access(
+        self, tenant: str, uids: list[str], at: datetime, pairs: list[tuple[str, str]]
+    ) -> None:
+        """Count one access at `at` on each existing episode among the distinct `uids` and
+        strengthen the link of each (a, b) pair (a < b) whose two episodes exist."""
 
     @abstractmethod
     async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
@@ -246,6 +253,21 @@ class EpisodeStore(ABC):
         archived: bool | None,
     ) -> None:
         """Set the scores that are not None on the episode, if it exists."""
+
+    async def set_pinned(self, tenant: str, uid: str, pinned: bool) -> Episode | None:
+        """Pin (or unpin) an episode; the episode as it now is, or None if the tenant has none.
+
+        A pinned episode is never archived, expired or forgotten by consolidation and its
+        salience does not decay. Pinning an archived episode restores it in the same
+        transaction: `archived` is cleared and an indexed status goes back to `stored`, so
+        bookkeeping (the caller submits it, or the sweep finds it) rebuilds its vectors.
+        """
+        return await self._set_pinned(tenant, uid, bool(pinned))
+
+    @abstractmethod
+    async def _set_pinned(self, tenant: str, uid: str, pinned: bool) -> Episode | None:
+        """In one transaction: set `pinned`; when pinning, clear `archived` and move an archived
+        indexed/processed episode back to `stored`. The episode after, or None."""
 
     @abstractmethod
     async def delete_episode(self, tenant: str, uid: str) -> bool:

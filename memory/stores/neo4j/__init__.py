@@ -17,6 +17,7 @@ from memory.stores.neo4j import (
     concepts,
     connection,
     consolidation,
+    coretrieval,
     entities,
     episodes,
     facts,
@@ -40,6 +41,7 @@ class Neo4jGraphStore(
     tenant_state.Neo4jTenantState,
     consolidation.Neo4jConsolidation,
     concepts.Neo4jConcepts,
+    coretrieval.Neo4jCoRetrieval,
     GraphStore,
 ):
     """GraphStore over a Neo4j 5 server (Community or Enterprise), one driver per instance."""

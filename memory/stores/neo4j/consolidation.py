@@ -9,7 +9,8 @@ _CONNECTIONS = """
 UNWIND $uids AS uid
 MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
 RETURN e.uid AS uid,
-  COUNT { (e)-[:DISCUSSES|MENTIONS|STATES|SUPPORTS_BELIEF|CONTRADICTS_BELIEF]->() } AS n
+  COUNT { (e)-[:DISCUSSES|MENTIONS|STATES|SUPPORTS_BELIEF|CONTRADICTS_BELIEF]->() }
+  + COUNT { (e)-[l:CO_RETRIEVED]-() WHERE l.weight >= $strong } AS n
 """
 
 _SOLE = """
@@ -43,8 +44,10 @@ RETURN count(f) AS deleted
 class Neo4jConsolidation(Neo4jConnection, ConsolidationStore):
     """The consolidation part of `Neo4jGraphStore`."""
 
-    async def _episode_connections(self, tenant: str, uids: list[str]) -> dict[str, int]:
-        rows = await self._read(_CONNECTIONS, tenant=tenant, uids=uids)
+    async def _episode_connections(
+        self, tenant: str, uids: list[str], min_link_weight: float
+    ) -> dict[str, int]:
+        rows = await self._read(_CONNECTIONS, tenant=tenant, uids=uids, strong=min_link_weight)
         return {str(r["uid"]): int(r["n"]) for r in rows}
 
     async def _sole_evidence(self, tenant: str, uids: list[str]) -> set[str]:

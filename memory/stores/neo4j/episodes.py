@@ -22,6 +22,7 @@ from memory.stores.neo4j.connection import (
     tx_run,
     with_bound,
 )
+from memory.stores.neo4j.coretrieval import link_pairs
 from memory.stores.neo4j.props import dt, field_props, from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -35,7 +36,8 @@ SCHEMA: tuple[str, ...] = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("DROP CONSTRAINT episode_hash IF EXISTS",),
 }
-"""Schema n -> n+1 statements: 1 -> 2 drops the (tenant, content_hash) uniqueness."""
+"""Schema n -> n+1 statements: 1 -> 2 drops the (tenant, content_hash) uniqueness; 2 -> 3 needs
+none (an episode node without `pinned` reads as not pinned; CO_RETRIEVED is a new edge)."""
 
 _FIND_TENANT = "MATCH (d:Episode {uid: $uid}) RETURN d.tenant AS tenant"
 
@@ -172,6 +174,17 @@ MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
 SET e.salience = coalesce($salience, e.salience),
     e.utility_score = coalesce($utility_score, e.utility_score),
     e.archived = coalesce($archived, e.archived)
+"""
+
+# Status first: it reads `archived` before the next item clears it (SET items apply in order).
+_SET_PINNED = """
+MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+SET e.status = CASE WHEN $pinned AND coalesce(e.archived, false)
+                         AND e.status IN ['indexed', 'processed'] THEN 'stored'
+                    ELSE e.status END,
+    e.archived = CASE WHEN $pinned THEN false ELSE e.archived END,
+    e.pinned = $pinned
+RETURN e {.*} AS e
 """
 
 
@@ -313,8 +326,19 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
         rows = await self._read(_TENANTS)
         return sorted(row["tenant"] for row in rows)
 
-    async def _record_access(self, tenant: str, uids: list[str], at: datetime) -> None:
-        await self._write(_RECORD_ACCESS, tenant=tenant, uids=uids, at=at)
+    async def _record_access(
+        self, tenant: str, uids: list[str], at: datetime, pairs: list[tuple[str, str]]
+    ) -> None:
+        if not pairs:
+            await self._write(_RECORD_ACCESS, tenant=tenant, uids=uids, at=at)
+            return
+
+        async def work(tx: AsyncTransaction) -> None:
+            await tx_run(tx, LOCK_TENANT, {"tenant": tenant})  # first, as every chain writer
+            await tx_run(tx, _RECORD_ACCESS, {"tenant": tenant, "uids": uids, "at": at})
+            await link_pairs(tx, tenant, pairs, at)
+
+        await self._tx(work)
 
     async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
         """Store the Evidence Strength Score of an episode."""
@@ -337,6 +361,10 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
             utility_score=utility_score,
             archived=archived,
         )
+
+    async def _set_pinned(self, tenant: str, uid: str, pinned: bool) -> Episode | None:
+        rows = await self._write(_SET_PINNED, tenant=tenant, uid=uid, pinned=pinned)
+        return episode_of(rows[0]["e"]) if rows else None
 
     async def delete_episode(self, tenant: str, uid: str) -> bool:
         """Delete an episode and its edges, re-linking the chain around it. True if it existed."""

@@ -15,6 +15,7 @@ from memory.stores.sqlite import (
     concepts,
     connection,
     consolidation,
+    coretrieval,
     entities,
     episodes,
     facts,
@@ -33,6 +34,11 @@ def _migrate_v1(conn: connection.Conn) -> None:
     facts.migrate_v1(conn)
 
 
+def _migrate_v2(conn: connection.Conn) -> None:
+    """Schema 2 -> 3: pinned episodes (the co-retrieval links are a new table of the DDL)."""
+    episodes.migrate_v2(conn)
+
+
 class SqliteGraphStore(
     episodes.SqliteEpisodes,
     topics.SqliteTopics,
@@ -44,6 +50,7 @@ class SqliteGraphStore(
     tenant_state.SqliteTenantState,
     consolidation.SqliteConsolidation,
     concepts.SqliteConcepts,
+    coretrieval.SqliteCoRetrieval,
     GraphStore,
 ):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
@@ -60,5 +67,6 @@ class SqliteGraphStore(
         *snapshots.DDL,
         *features.DDL,
         *concepts.DDL,
+        *coretrieval.DDL,
     )
-    migrations = {1: _migrate_v1}
+    migrations = {1: _migrate_v1, 2: _migrate_v2}

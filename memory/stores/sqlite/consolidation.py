@@ -11,7 +11,9 @@ SELECT e.uid AS uid,
   (SELECT COUNT(*) FROM discusses d WHERE d.episode_uid = e.uid)
   + (SELECT COUNT(*) FROM mentions m WHERE m.episode_uid = e.uid)
   + (SELECT COUNT(*) FROM states s WHERE s.episode_uid = e.uid)
-  + (SELECT COUNT(*) FROM evidence v WHERE v.episode_uid = e.uid) AS n
+  + (SELECT COUNT(*) FROM evidence v WHERE v.episode_uid = e.uid)
+  + (SELECT COUNT(*) FROM co_retrieved c WHERE c.a = e.uid AND c.weight >= :strong)
+  + (SELECT COUNT(*) FROM co_retrieved c WHERE c.b = e.uid AND c.weight >= :strong) AS n
 FROM episodes e
 WHERE e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
 """
@@ -49,8 +51,11 @@ def _delete_fact(conn: Conn, tenant: str, uid: str) -> bool:
 class SqliteConsolidation(SqliteConnection, ConsolidationStore):
     """The consolidation part of `SqliteGraphStore`."""
 
-    async def _episode_connections(self, tenant: str, uids: list[str]) -> dict[str, int]:
-        rows = await self._fetch(_CONNECTIONS, {"tenant": tenant, "uids": json_list(uids)})
+    async def _episode_connections(
+        self, tenant: str, uids: list[str], min_link_weight: float
+    ) -> dict[str, int]:
+        params = {"tenant": tenant, "uids": json_list(uids), "strong": min_link_weight}
+        rows = await self._fetch(_CONNECTIONS, params)
         return {str(r["uid"]): int(r["n"]) for r in rows}
 
     async def _sole_evidence(self, tenant: str, uids: list[str]) -> set[str]:

@@ -12,7 +12,8 @@ from datetime import datetime
 from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
 from memory.stores.errors import uid_taken
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.connection import Conn, SqliteConnection, add_columns, immediate
+from memory.stores.sqlite.coretrieval import link_pairs
 from memory.stores.sqlite.rows import dt, encode, from_row, insert_sql, json_list, to_row, ts
 
 DDL: tuple[str, ...] = (
@@ -31,7 +32,8 @@ DDL: tuple[str, ...] = (
         archived INTEGER NOT NULL DEFAULT 0,
         utility_score REAL NOT NULL DEFAULT 0,
         salience REAL NOT NULL DEFAULT 0.5,
-        content_hash TEXT NOT NULL
+        content_hash TEXT NOT NULL,
+        pinned INTEGER NOT NULL DEFAULT 0
     )""",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_time ON episodes (tenant, created_at, uid)",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_status ON episodes (tenant, status)",
@@ -154,11 +156,51 @@ def migrate_v1(conn: Conn) -> None:
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes'").fetchone():
         return  # a file with no episodes table yet: the DDL creates it as version 2 makes it
     conn.execute(DDL[0].replace("IF NOT EXISTS episodes", "episodes_v2"))
-    conn.execute("INSERT INTO episodes_v2 SELECT * FROM episodes")
+    # The old table's columns by name (from the file's own schema, never input): later
+    # versions add columns, which take their defaults.
+    old = ", ".join(r[1] for r in conn.execute("PRAGMA table_info(episodes)").fetchall())
+    conn.execute(f"INSERT INTO episodes_v2 ({old}) SELECT {old} FROM episodes")  # noqa: S608
     conn.execute("DROP TABLE episodes")
     conn.execute("ALTER TABLE episodes_v2 RENAME TO episodes")
     for statement in DDL[1:4]:
         conn.execute(statement)
+
+
+def migrate_v2(conn: Conn) -> None:
+    """Schema 2 -> 3: episodes gain `pinned` (0 for every existing one)."""
+    add_columns(conn, [("episodes", "pinned INTEGER NOT NULL DEFAULT 0")])
+
+
+def _set_pinned(conn: Conn, tenant: str, uid: str, pinned: bool) -> Episode | None:
+    """Pin or unpin; pinning an archived episode restores it (not archived, back to stored)."""
+    with immediate(conn):
+        if conn.execute(Q_EPISODE, (uid, tenant)).fetchone() is None:
+            return None
+        if pinned:
+            conn.execute(
+                "UPDATE episodes SET pinned = 1, archived = 0, status = CASE WHEN archived = 1 "
+                "AND status IN ('indexed', 'processed') THEN 'stored' ELSE status END "
+                "WHERE uid = ? AND tenant = ?",
+                (uid, tenant),
+            )
+        else:
+            conn.execute(
+                "UPDATE episodes SET pinned = 0 WHERE uid = ? AND tenant = ?", (uid, tenant)
+            )
+        return episode_of(conn.execute(Q_EPISODE, (uid, tenant)).fetchone())
+
+
+def _access(
+    conn: Conn, tenant: str, uids: list[str], at: datetime, pairs: list[tuple[str, str]]
+) -> None:
+    """Count the accesses and strengthen the co-retrieval links, in one transaction."""
+    with immediate(conn):
+        conn.execute(
+            "UPDATE episodes SET access_count = access_count + 1, last_accessed = ? "
+            "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            (ts(at), tenant, json_list(uids)),
+        )
+        link_pairs(conn, tenant, pairs, at)
 
 
 def _delete(conn: Conn, tenant: str, uid: str) -> bool:
@@ -274,12 +316,10 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
         rows = await self._fetch("SELECT DISTINCT tenant FROM episodes ORDER BY tenant", ())
         return [r[0] for r in rows]
 
-    async def _record_access(self, tenant: str, uids: list[str], at: datetime) -> None:
-        await self._write(
-            "UPDATE episodes SET access_count = access_count + 1, last_accessed = ? "
-            "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
-            (ts(at), tenant, json_list(uids)),
-        )
+    async def _record_access(
+        self, tenant: str, uids: list[str], at: datetime, pairs: list[tuple[str, str]]
+    ) -> None:
+        await self._run(_access, tenant, uids, at, pairs)
 
     async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
         """Store the Evidence Strength Score of an episode."""
@@ -302,6 +342,9 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
             "WHERE uid = ? AND tenant = ?",
             (salience, utility_score, None if archived is None else int(archived), uid, tenant),
         )
+
+    async def _set_pinned(self, tenant: str, uid: str, pinned: bool) -> Episode | None:
+        return await self._run(_set_pinned, tenant, uid, pinned)
 
     async def delete_episode(self, tenant: str, uid: str) -> bool:
         """Delete an episode and its edges, re-linking the chain around it. True if it existed."""

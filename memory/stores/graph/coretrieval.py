@@ -1,0 +1,57 @@
+"""Co-retrieval links between episodes (CO_RETRIEVED): the contract and its input rules.
+
+Links are written by `record_access` (the episode store), in the transaction that counts the
+access; this store reads them and lets the micro level of consolidation reweigh and prune them
+(`memory.coretrieval`). A link joins two episodes of one tenant, stored once as (a, b) with
+a < b, and goes when either episode is deleted.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+
+from memory.coretrieval import Link
+from memory.stores.graph.inputs import distinct
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    if not a or not b or a == b:
+        raise ValueError(f"a link joins two different episodes, not {a!r} and {b!r}")
+    return (min(a, b), max(a, b))
+
+
+class CoRetrievalStore(ABC):
+    """Reads, reweighing and pruning of the links between episodes retrieved together."""
+
+    async def co_retrieval_links(
+        self, tenant: str, uids: Sequence[str] | None = None
+    ) -> list[Link]:
+        """The tenant's links (with `uids`, those touching any of them), sorted by (a, b)."""
+        wanted = None if uids is None else distinct(uids)
+        if wanted == []:
+            return []
+        return sorted(await self._co_retrieval_links(tenant, wanted), key=lambda x: (x.a, x.b))
+
+    @abstractmethod
+    async def _co_retrieval_links(self, tenant: str, uids: list[str] | None) -> list[Link]:
+        """The tenant's links, all or touching the non-empty `uids`, in any order."""
+
+    async def reweigh_links(
+        self,
+        tenant: str,
+        weights: Mapping[tuple[str, str], float],
+        drop: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """Set the weight of existing links and delete the `drop` ones, in one transaction;
+        a pair is either order, and a pair with no link is ignored."""
+        clean = {_pair(a, b): float(w) for (a, b), w in weights.items()}
+        gone = sorted({_pair(a, b) for a, b in drop})
+        if clean or gone:
+            await self._reweigh_links(tenant, clean, gone)
+
+    @abstractmethod
+    async def _reweigh_links(
+        self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]
+    ) -> None:
+        """Set the weights and delete the links of (a, b) pairs with a < b, in one transaction."""
