@@ -22,7 +22,7 @@ shown, decayed or selected.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -440,12 +440,18 @@ def decayed(valence: float, confidence: float, days: float) -> tuple[float, floa
 
 
 async def decay_beliefs(
-    services: Services, tenant: str, now: datetime | None = None
+    services: Services,
+    tenant: str,
+    now: datetime | None = None,
+    *,
+    on_change: Callable[[Belief, Belief | None], Awaitable[None]] | None = None,
 ) -> DecayReport:
     """Decay beliefs without recent support toward neutral; remove those reaching confidence 0.
 
     Decay is measured in days since the later of (last support + STALE_AFTER) and the belief's
-    last update, so running it often or rarely gives the same result.
+    last update, so running it often or rarely gives the same result. `on_change(before,
+    after)` is awaited before each change is written (`after` None: removed), so a caller can
+    record it first (deep sleep's belief journal).
     """
     graph = services.graph
     now = as_utc(now) if now else utcnow()
@@ -458,14 +464,17 @@ async def decay_beliefs(
                 continue
             valence, confidence = decayed(belief.valence, belief.confidence, days)
             if confidence <= 0.0:
+                if on_change:
+                    await on_change(belief, None)
                 await graph.delete_belief(tenant, belief.uid)
                 report.removed.append(belief.topic)
                 continue
-            await graph.upsert_belief(
-                belief.model_copy(
-                    update={"valence": valence, "confidence": confidence, "updated_at": now}
-                )
+            after = belief.model_copy(
+                update={"valence": valence, "confidence": confidence, "updated_at": now}
             )
+            if on_change:
+                await on_change(belief, after)
+            await graph.upsert_belief(after)
             report.decayed.append(belief.topic)
     return report
 

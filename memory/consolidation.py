@@ -18,7 +18,8 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
   (a pin is re-read before each ARCHIVE and FORGET is applied) and an episode
   that is the only evidence of an active belief or the only source of a current fact is KEPT;
   the facts only a forgotten episode stated are deleted, facts it shared keep their other
-  sources (and their vector is re-pointed at one).
+  sources (and their vector is re-pointed at one); then beliefs (`memory.belief_sleep`):
+  the unsupported decay, those that lost evidence are reassessed, each change journaled.
 
 Crash safety: the decisions of a batch are written to the tenant's state (`PLAN_KEY`) before
 any is applied, and a run first finishes a plan it finds. Each application is ordered so that
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.belief_sleep import sleep_beliefs
 from memory.concepts import Namer, release_episode
 from memory.coretrieval import decay_links
 from memory.diary import Writer, daily_sleep
@@ -159,6 +161,10 @@ class Report:
     reveries: int = 0
     links_reweighed: int = 0
     links_pruned: int = 0
+    beliefs_decayed: int = 0
+    beliefs_reassessed: int = 0
+    beliefs_resolved: int = 0
+    beliefs_removed: int = 0
     resumed: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -179,6 +185,10 @@ class Report:
             "reveries": self.reveries,
             "links_reweighed": self.links_reweighed,
             "links_pruned": self.links_pruned,
+            "beliefs_decayed": self.beliefs_decayed,
+            "beliefs_reassessed": self.beliefs_reassessed,
+            "beliefs_resolved": self.beliefs_resolved,
+            "beliefs_removed": self.beliefs_removed,
             "resumed": self.resumed,
             "notes": list(self.notes),
         }
@@ -313,6 +323,9 @@ async def consolidate(
             report,
             progress,
         )
+        done = await sleep_beliefs(services, tenant, now)
+        report.beliefs_decayed, report.beliefs_reassessed = done.decayed, done.reassessed
+        report.beliefs_resolved, report.beliefs_removed = done.resolved, done.removed
     if level in (Level.DAILY, Level.DEEP):
         report.notes += await daily_sleep(
             services, tenant, now, name_concepts, progress, write_entries

@@ -78,7 +78,7 @@ async def test_a_beliefs_only_evidence_survives_forget(services: Services) -> No
         statement="tea",
         valence=0.3,
         confidence=0.4,
-        updated_at=T0,
+        updated_at=T0 + timedelta(days=399),  # reflected on lately: deep sleep's decay keeps it
     )
     await services.graph.upsert_belief(belief)
     await services.graph.add_evidence("ana", uids[1], "b1", EvidenceKind.SUPPORTS, 0.6)
