@@ -19,7 +19,8 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
   that is the only evidence of an active belief or the only source of a current fact is KEPT;
   the facts only a forgotten episode stated are deleted, facts it shared keep their other
   sources (and their vector is re-pointed at one); then beliefs (`memory.belief_sleep`):
-  the unsupported decay, those that lost evidence are reassessed, each change journaled.
+  the unsupported decay, those that lost evidence are reassessed, each change journaled;
+  last, the bulk apperception score of the memory left (`memory.apperception`).
 
 Crash safety: the decisions of a batch are written to the tenant's state (`PLAN_KEY`) before
 any is applied, and a run first finishes a plan it finds. Each application is ordered so that
@@ -42,6 +43,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.apperception import assess
 from memory.belief_sleep import sleep_beliefs
 from memory.concepts import Namer, release_episode
 from memory.coretrieval import decay_links
@@ -165,6 +167,7 @@ class Report:
     beliefs_reassessed: int = 0
     beliefs_resolved: int = 0
     beliefs_removed: int = 0
+    apperception: float | None = None
     resumed: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -189,6 +192,7 @@ class Report:
             "beliefs_reassessed": self.beliefs_reassessed,
             "beliefs_resolved": self.beliefs_resolved,
             "beliefs_removed": self.beliefs_removed,
+            "apperception": self.apperception,
             "resumed": self.resumed,
             "notes": list(self.notes),
         }
@@ -326,6 +330,9 @@ async def consolidate(
         done = await sleep_beliefs(services, tenant, now)
         report.beliefs_decayed, report.beliefs_reassessed = done.decayed, done.reassessed
         report.beliefs_resolved, report.beliefs_removed = done.resolved, done.removed
+        left = await _episodes(services, tenant)
+        linked = await _connections(services, tenant, [e.uid for e in left])
+        report.apperception = (await assess(services, tenant, left, linked, now)).score
     if level in (Level.DAILY, Level.DEEP):
         report.notes += await daily_sleep(
             services, tenant, now, name_concepts, progress, write_entries

@@ -91,6 +91,11 @@ def appraise(episode: Episode) -> Appraisal:
     return Appraisal(emotion=_clamp(emotion), identity=_clamp(identity), novelty=_clamp(novelty))
 
 
+def emotion_words(text: str) -> set[str]:
+    """The emotion words of `text` (lower case): what the turn says it felt."""
+    return {m.lower() for m in _EMOTION.findall(text or "")}
+
+
 def is_cornerstone(connections: int) -> bool:
     """A node with at least `CORNERSTONE_CONNECTIONS` connections never decays."""
     return connections >= CORNERSTONE_CONNECTIONS

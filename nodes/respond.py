@@ -1,7 +1,8 @@
 """respond: write the reply from identity, personality, temporal context and fenced memories.
 
 The system prompt stacks the immutable core identity, the current personality snapshot, the
-temporal context, the user's standing instructions (all current ones, those that bear on the
+temporal context, how well the agent knows the person (the bulk-apperception hint after a deep
+sleep: low -> ask more, high -> anticipate), the user's standing instructions (all current ones, those that bear on the
 message first), the facts recalled (current first, superseded ones marked "(until June 2026)")
 and the recalled memories. Memories are fenced as quoted data and stripped of
 anything that could close the fence, so text stored from an earlier turn can never act as an
@@ -21,6 +22,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.state import AgentState
+from memory.apperception import Apperception
+from memory.apperception import load as load_apperception
 from memory.compression import ThreadLayers, exchange_tokens, layer_tokens, load_layers
 from memory.fact_search import standing_instructions
 from memory.ordering import in_time_order, is_ordering
@@ -242,6 +245,29 @@ def reveries_block(reveries: list[dict[str, Any]]) -> str:
     return f"{REVERIE_RULES}\n<reveries>\n" + "\n".join(lines) + "\n</reveries>"
 
 
+ACQUAINTANCE = {
+    "low": (
+        "You do not know this person well yet: you hold few memories of them and little of "
+        "their life. Answer first; then, when it fits, ask one open question to learn more "
+        "about them (never a string of questions)."
+    ),
+    "high": (
+        "You know this person well. Anticipate what they are likely to need from what you know "
+        "of their situation, plans and preferences, and offer it; do not ask what your "
+        "memories already answer."
+    ),
+}
+"""How the reply adapts to the bulk-apperception level (`memory.apperception`); medium: as is."""
+
+
+def acquaintance_block(found: Apperception | None) -> str:
+    """The hint for a low or high apperception score (empty before the first deep sleep)."""
+    if found is None or found.level not in ACQUAINTANCE:
+        return ""
+    tag = f'<acquaintance level="{found.level}" score="{found.score:.2f}"/>'
+    return f"{tag}\n{ACQUAINTANCE[found.level]}"
+
+
 def because(belief: dict[str, Any]) -> str:
     """Why the agent holds a belief, in words: its strongest evidence and when it was shown."""
     evidence = belief.get("evidence") or []
@@ -267,6 +293,7 @@ def system_prompt(
     reveries: str = "",
     thread: str = "",
     ordering: bool = False,
+    acquaintance: str = "",
 ) -> str:
     """Assemble the reply's system prompt."""
     parts = [
@@ -277,6 +304,8 @@ def system_prompt(
     if traits:
         parts.append(f"# What you have come to value, like and know\n{traits}")
     parts.append(f"# Time\n{temporal.get('text', '')}")
+    if acquaintance:
+        parts.append(f"# How well you know this person\n{acquaintance}")
     if outcome in MEMORY_STATUS:
         parts.append(f"# Memory status\n{MEMORY_STATUS[outcome]}")
     if instructions:
@@ -414,6 +443,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     services = await get_services()
     instructions = []
     layers = ThreadLayers(thread_id="")
+    acquaintance = ""
     try:
         temporal = await temporal_context(services, ctx.user_id, now, ctx.tz)
         current = await services.graph.current_snapshot(ctx.user_id)
@@ -425,9 +455,12 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         thread_id = str((state.get("episode") or {}).get("thread_id") or thread_of(runtime))
         if thread_id != NO_THREAD:
             layers = await load_layers(services.graph, ctx.user_id, thread_id)
+        acquaintance = acquaintance_block(await load_apperception(services.graph, ctx.user_id))
     except Exception as exc:
         log.warning(
-            "could not read temporal context, personality, instructions or the thread (%s)", exc
+            "could not read temporal context, personality, instructions, the thread or the "
+            "apperception score (%s)",
+            exc,
         )
         temporal = describe(now, ctx.tz, [])
     ordering = is_ordering(str(turn.get("text", "")))
@@ -453,6 +486,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
                     reveries_block(list(state.get("reveries") or [])),
                     thread_block(layers, ctx),
                     ordering,
+                    acquaintance,
                 )
             ),
             *history(state.get("messages", [])),

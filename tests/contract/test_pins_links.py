@@ -160,3 +160,16 @@ async def test_neo4j_episode_of_version_2_reads_unpinned(neo4j_graph: GraphStore
     )
     episode = await neo4j_graph.get_episode("t1", "a")
     assert episode is not None and episode.pinned is False
+
+
+async def test_count_topics_counts_those_still_discussed(graph: GraphStore) -> None:
+    await _episodes(graph, "t1", ["a", "b"])
+    await _episodes(graph, "t2", ["x"])
+    await graph.link_topics("t1", "a", ["tea", "travel"])
+    await graph.link_topics("t1", "b", ["tea", "jazz"])
+    await graph.link_topics("t2", "x", ["tea"])
+    assert await graph.count_topics("t1") == 3
+    await graph.delete_episode("t1", "b")  # jazz is left with no episode
+    assert await graph.count_topics("t1") == 2
+    assert await graph.count_topics("t2") == 1
+    assert await graph.count_topics("nobody") == 0

@@ -37,3 +37,7 @@ class TopicStore(ABC):
     @abstractmethod
     async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
         """Up to `limit` uids of episodes discussing the cleaned `slug`, newest first."""
+
+    @abstractmethod
+    async def count_topics(self, tenant: str) -> int:
+        """How many topics at least one of the tenant's episodes discusses."""

@@ -27,6 +27,11 @@ WITH DISTINCT e
 RETURN e.uid AS uid ORDER BY e.created_at DESC, e.uid LIMIT $limit
 """
 
+_COUNT_TOPICS = """
+MATCH (t:Topic {tenant: $tenant}) WHERE EXISTS { MATCH (:Episode)-[:DISCUSSES]->(t) }
+RETURN count(t) AS n
+"""
+
 
 class Neo4jTopics(Neo4jConnection, TopicStore):
     """The topic part of `Neo4jGraphStore`."""
@@ -38,6 +43,11 @@ class Neo4jTopics(Neo4jConnection, TopicStore):
         """Topic slugs the episode discusses, sorted."""
         rows = await self._read(_EPISODE_TOPICS, tenant=tenant, uid=episode_uid)
         return sorted(row["slug"] for row in rows)
+
+    async def count_topics(self, tenant: str) -> int:
+        """How many topics at least one of the tenant's episodes discusses."""
+        rows = await self._read(_COUNT_TOPICS, tenant=tenant)
+        return int(rows[0]["n"])
 
     async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
         rows = await self._read(_TOPIC_EPISODES, tenant=tenant, slug=slug, limit=limit)

@@ -49,6 +49,13 @@ class SqliteTopics(SqliteConnection, TopicStore):
         )
         return [r[0] for r in rows]
 
+    async def count_topics(self, tenant: str) -> int:
+        """How many topics at least one of the tenant's episodes discusses."""
+        rows = await self._fetch(
+            "SELECT COUNT(DISTINCT slug) FROM discusses WHERE tenant = ?", (tenant,)
+        )
+        return int(rows[0][0])
+
     async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
         rows = await self._fetch(
             "SELECT e.uid FROM discusses d JOIN episodes e ON e.uid = d.episode_uid "
