@@ -5,12 +5,15 @@ routes of `graph/rest.py`, behind the same authentication as the graphs
 (`enable_custom_route_auth`). Its lifespan says how callers are authenticated (loudly when no key is
 configured: then only loopback clients are served), opens the process services when the server
 starts and starts their bookkeeping queue (whose first acts are draining the outbox and the
-start-up sweep), and closes both when it stops: queued episodes stay `pending` for the next
+start-up sweep) and, with `MNEME_SLEEP_SCHEDULE`, the sleep schedule (`graph/schedule.py`), and
+closes them when it stops: queued episodes stay `pending` for the next
 start's sweep.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +30,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open long-lived clients once per server process; close them on shutdown."""
     import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
     from graph.auth import keyring
+    from graph.schedule import run_schedule
     from memory.services import close_services, get_services
 
     ring = keyring()  # an unreadable keys file stops the server here, with the fix
@@ -45,14 +49,21 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             len(ring.users_by_hash),
         )
 
+    schedule: asyncio.Task[None] | None = None
     try:
         services = await get_services()
         services.bookkeeping.start()
+        if services.settings.sleep_schedule:
+            schedule = asyncio.create_task(run_schedule(services), name="mneme-sleep")
     except Exception as exc:  # the server still starts; runs report the store error
         log.error("mneme could not open its stores at start-up: %s", exc)
     try:
         yield
     finally:
+        if schedule is not None:
+            schedule.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await schedule
         await close_services()
 
 

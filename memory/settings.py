@@ -196,6 +196,20 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=5, validation_alias=_env("MNEME_MAX_ATTEMPTS"))
     """Bookkeeping attempts of one episode before it is quarantined."""
 
+    sleep_schedule: bool = Field(default=False, validation_alias=_env("MNEME_SLEEP_SCHEDULE"))
+    """The server runs consolidation for every tenant that is due (`graph/schedule.py`). Off by
+    default: deep sleep deletes memories, which an operator should choose to let a server do."""
+    sleep_micro_s: float = Field(default=3600.0, gt=0, validation_alias=_env("MNEME_SLEEP_MICRO_S"))
+    """Seconds between micro runs of a tenant (salience, utility, co-retrieval links)."""
+    sleep_daily_s: float = Field(
+        default=86400.0, gt=0, validation_alias=_env("MNEME_SLEEP_DAILY_S")
+    )
+    """Seconds between daily runs (micro + expiry)."""
+    sleep_deep_s: float = Field(default=604800.0, gt=0, validation_alias=_env("MNEME_SLEEP_DEEP_S"))
+    """Seconds between deep runs (daily + forgetting, beliefs, apperception)."""
+    sleep_check_s: float = Field(default=300.0, gt=0, validation_alias=_env("MNEME_SLEEP_CHECK_S"))
+    """How often the scheduled server looks for tenants that are due."""
+
     @field_validator("embedding_runtime", mode="before")
     @classmethod
     def _check_runtime(cls, value: object) -> object:

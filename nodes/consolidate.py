@@ -44,13 +44,14 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     classify = llm_classifier(services, now, usage=usage, model=ctx.model_structured)
     name = llm_namer(services, usage=usage, model=ctx.model_structured)
     write = llm_writer(services, usage=usage, model=ctx.model_structured)
-    report = await consolidate(
-        services,
-        ctx.user_id,
-        parse_level(state["level"]),
-        now,
-        classify=classify if online else None,
-        name_concepts=name if online else None,
-        write_entries=write if online else None,
-    )
+    async with services.locks.get("consolidation", ctx.user_id):  # one run per tenant at a time
+        report = await consolidate(
+            services,
+            ctx.user_id,
+            parse_level(state["level"]),
+            now,
+            classify=classify if online else None,
+            name_concepts=name if online else None,
+            write_entries=write if online else None,
+        )
     return {"report": report.summary(), "usage": usage.update()}

@@ -1,8 +1,9 @@
 """Per-tenant locks of one process, by purpose.
 
 Read-modify-write sequences on one tenant's beliefs, sponge state or thread layers must not
-interleave within a process, and one tenant reflects once at a time (across processes the stores' own
-transactions and idempotent writes keep them safe).
+interleave within a process, one tenant reflects once at a time, and one tenant consolidates
+once at a time (a scheduled run and a Studio run never overlap). Across processes the stores'
+own transactions and idempotent writes keep them safe.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-LockKind = Literal["beliefs", "sponge", "reflection", "thread"]
+LockKind = Literal["beliefs", "sponge", "reflection", "thread", "consolidation"]
 
 
 class TenantLocks:

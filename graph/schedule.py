@@ -1,0 +1,72 @@
+"""Sleep on a schedule: the server consolidates every tenant that is due (`MNEME_SLEEP_*`).
+
+`graph/webapp.py` starts `run_schedule` as a background task when `MNEME_SLEEP_SCHEDULE` is
+true. Every `MNEME_SLEEP_CHECK_S` it runs one cycle (`run_due`): for each tenant with
+memories, the deepest level due (`memory.schedule.due_level`) through the consolidation graph,
+as Studio and `mneme consolidate` run it (with the LLM classifier when one is configured).
+Tenants go one after another and cycles never overlap (the loop awaits each); a tenant whose
+consolidation is already running in this process (a Studio run holds its lock) is left for the
+next cycle. Run the schedule on one server process only: across processes nothing stops two
+schedules from consolidating one tenant at once (each run is idempotent, but twice the work).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+from typing import Any
+
+from graph.consolidation import run_consolidation
+from memory.consolidation import last_runs
+from memory.episodes import InvalidInput
+from memory.schedule import Intervals, due_level
+from memory.schema import as_utc, utcnow
+from memory.services import Services
+
+log = logging.getLogger("mneme.schedule")
+
+
+async def run_due(
+    services: Services, intervals: Intervals, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """One cycle: consolidate each tenant that is due at `now` (default now); their reports."""
+    at = as_utc(now) if now else utcnow()
+    reports = []
+    for tenant in await services.graph.list_tenants():
+        level = due_level(await last_runs(services, tenant), at, intervals)
+        if level is None:
+            continue
+        if services.locks.get("consolidation", tenant).locked():
+            log.info("schedule: %s is consolidating already; next cycle", tenant)
+            continue
+        try:
+            state = await run_consolidation(services, tenant, level.value, at.isoformat())
+        except InvalidInput as exc:  # e.g. memories dated after now: nothing to age yet
+            log.warning("schedule: %s not consolidated: %s", tenant, exc)
+            continue
+        except Exception:  # a store down: the run's plan is finished by the next cycle
+            log.exception("schedule: %s %s consolidation failed", tenant, level.value)
+            continue
+        reports.append(state["report"])
+        log.info("schedule: %s %s done", tenant, level.value)
+    return reports
+
+
+async def run_schedule(services: Services) -> None:
+    """The server's background task: a cycle every `sleep_check_s` seconds, until cancelled."""
+    settings = services.settings
+    intervals = Intervals.from_settings(settings)
+    log.info(
+        "mneme: sleep schedule on (micro every %gs, daily %gs, deep %gs; checked every %gs)",
+        settings.sleep_micro_s,
+        settings.sleep_daily_s,
+        settings.sleep_deep_s,
+        settings.sleep_check_s,
+    )
+    while True:
+        try:
+            await run_due(services, intervals)
+        except Exception:  # listing tenants failed: the store is down; try again next cycle
+            log.exception("schedule: cycle failed")
+        await asyncio.sleep(settings.sleep_check_s)
