@@ -18,46 +18,21 @@ finds more evidence, which was not made (docs/decisions.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.schema import as_utc
+from memory.stores.graph.coretrieval import MAX_LINKED, STRONG_LINK, Link, pairs
 
 if TYPE_CHECKING:
     from memory.services import Services
 
-MAX_LINKED = 10
-"""Only the first this many episodes of one access are linked (at most 45 pairs a turn)."""
-
 LINK_DAYS = 30.0
 """The e-folding time of a link's weight since the two were last retrieved together."""
-
-STRONG_LINK = 1.0
-"""A link counts as a connection from this weight: retrieved together at least twice (ln 3 =
-1.10), recently. Once is often coincidence (ten results of one search); twice is association."""
 
 PRUNE_WEIGHT = 0.1
 """A link weaker than this is deleted at the next micro run (a single co-retrieval after about
 two months, ten after about three)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """Two episodes retrieved together: `a` < `b` (uids), with the link's evidence and weight."""
-
-    a: str
-    b: str
-    count: int
-    last_at: datetime
-    weight: float
-
-
-def pairs(uids: Sequence[str]) -> list[tuple[str, str]]:
-    """Each unordered pair of the first `MAX_LINKED` distinct uids, as (smaller, larger), sorted."""
-    first = list(dict.fromkeys(u for u in uids if u))[:MAX_LINKED]
-    return sorted({(min(x, y), max(x, y)) for i, x in enumerate(first) for y in first[i + 1 :]})
 
 
 def link_weight(count: int, days: float) -> float:
@@ -69,6 +44,19 @@ def weight_at(link: Link, now: datetime) -> float:
     """The link's weight at `now`."""
     days = (as_utc(now) - as_utc(link.last_at)).total_seconds() / 86400.0
     return link_weight(link.count, days)
+
+
+__all__ = [
+    "LINK_DAYS",
+    "MAX_LINKED",
+    "PRUNE_WEIGHT",
+    "STRONG_LINK",
+    "Link",
+    "decay_links",
+    "link_weight",
+    "pairs",
+    "weight_at",
+]
 
 
 async def decay_links(services: Services, tenant: str, now: datetime) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from memory.coretrieval import STRONG_LINK
+from memory.stores.graph.coretrieval import STRONG_LINK
 from memory.stores.graph.inputs import distinct
 
 

@@ -1,8 +1,8 @@
 """Co-retrieval links between episodes (CO_RETRIEVED): the contract and its input rules.
 
 Links are written by `record_access` (the episode store), in the transaction that counts the
-access; this store reads them and lets the micro level of consolidation reweigh and prune them
-(`memory.coretrieval`). A link joins two episodes of one tenant, stored once as (a, b) with
+access (`pairs`); this store reads them and lets the micro level of consolidation reweigh and
+prune them (`memory.coretrieval`, which holds the weight rule). A link joins two episodes of one tenant, stored once as (a, b) with
 a < b, and goes when either episode is deleted.
 """
 
@@ -10,9 +10,34 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
-from memory.coretrieval import Link
 from memory.stores.graph.inputs import distinct
+
+MAX_LINKED = 10
+"""Only the first this many episodes of one access are linked (at most 45 pairs a turn)."""
+
+STRONG_LINK = 1.0
+"""A link counts as a connection from this weight: retrieved together at least twice (ln 3 =
+1.10), recently. Once is often coincidence (ten results of one search); twice is association."""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """Two episodes retrieved together: `a` < `b` (uids), with the link's evidence and weight."""
+
+    a: str
+    b: str
+    count: int
+    last_at: datetime
+    weight: float
+
+
+def pairs(uids: Sequence[str]) -> list[tuple[str, str]]:
+    """Each unordered pair of the first `MAX_LINKED` distinct uids, as (smaller, larger), sorted."""
+    first = list(dict.fromkeys(u for u in uids if u))[:MAX_LINKED]
+    return sorted({(min(x, y), max(x, y)) for i, x in enumerate(first) for y in first[i + 1 :]})
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.coretrieval import pairs
 from memory.schema import (
     ESS,
     STATUS_ORDER,
@@ -25,6 +24,7 @@ from memory.schema import (
     content_hash,
     episode_content,
 )
+from memory.stores.graph.coretrieval import pairs
 from memory.stores.graph.inputs import clean_record, count, distinct
 
 
@@ -206,7 +206,7 @@ class EpisodeStore(ABC):
     async def record_access(self, tenant: str, uids: Sequence[str], at: datetime) -> None:
         """Increment access_count and set last_accessed for each existing uid (once per call),
         and, in the same transaction, link each pair of the first `MAX_LINKED` of them as
-        retrieved together (`memory.coretrieval`): a new link or count + 1, last_at = at,
+        retrieved together (`memory.stores.graph.coretrieval`): a new link or count + 1, last_at = at,
         weight = ln(1 + count). Pairs with an episode the tenant lacks are skipped."""
         wanted = distinct(uids)
         if wanted:

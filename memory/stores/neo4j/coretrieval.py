@@ -7,8 +7,7 @@ from datetime import datetime
 
 from neo4j import AsyncTransaction
 
-from memory.coretrieval import Link
-from memory.stores.graph.coretrieval import CoRetrievalStore
+from memory.stores.graph.coretrieval import CoRetrievalStore, Link
 from memory.stores.neo4j.connection import Neo4jConnection, tx_run
 from memory.stores.neo4j.props import dt
 

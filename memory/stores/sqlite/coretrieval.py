@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from memory.coretrieval import Link
-from memory.stores.graph.coretrieval import CoRetrievalStore
+from memory.stores.graph.coretrieval import CoRetrievalStore, Link
 from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
 from memory.stores.sqlite.rows import dt, json_list, ts
 
