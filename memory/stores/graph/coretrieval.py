@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Protocol
 
 from memory.stores.graph.inputs import distinct
 
@@ -32,6 +33,21 @@ class Link:
     count: int
     last_at: datetime
     weight: float
+
+
+class _Row(Protocol):
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+def link_from(row: _Row, last_at: datetime) -> Link:
+    """A link from a backend's row (a, b, count, weight by name) and its time, converted."""
+    return Link(
+        a=str(row["a"]),
+        b=str(row["b"]),
+        count=int(row["count"]),
+        last_at=last_at,
+        weight=float(row["weight"]),
+    )
 
 
 def pairs(uids: Sequence[str]) -> list[tuple[str, str]]:

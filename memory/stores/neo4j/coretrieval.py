@@ -7,7 +7,7 @@ from datetime import datetime
 
 from neo4j import AsyncTransaction
 
-from memory.stores.graph.coretrieval import CoRetrievalStore, Link
+from memory.stores.graph.coretrieval import CoRetrievalStore, Link, link_from
 from memory.stores.neo4j.connection import Neo4jConnection, tx_run
 from memory.stores.neo4j.props import dt
 
@@ -58,16 +58,7 @@ class Neo4jCoRetrieval(Neo4jConnection, CoRetrievalStore):
 
     async def _co_retrieval_links(self, tenant: str, uids: list[str] | None) -> list[Link]:
         rows = await self._read(_LINKS, tenant=tenant, uids=uids)
-        return [
-            Link(
-                a=str(r["a"]),
-                b=str(r["b"]),
-                count=int(r["count"]),
-                last_at=dt(r["last_at"]),
-                weight=float(r["weight"]),
-            )
-            for r in rows
-        ]
+        return [link_from(r, dt(r["last_at"])) for r in rows]
 
     async def _reweigh_links(
         self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from memory.stores.graph.coretrieval import CoRetrievalStore, Link
+from memory.stores.graph.coretrieval import CoRetrievalStore, Link, link_from
 from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
 from memory.stores.sqlite.rows import dt, json_list, ts
 
@@ -80,16 +80,7 @@ class SqliteCoRetrieval(SqliteConnection, CoRetrievalStore):
             rows = await self._fetch(_LINKS, (tenant,))
         else:
             rows = await self._fetch(_LINKS_OF, {"tenant": tenant, "uids": json_list(uids)})
-        return [
-            Link(
-                a=r["a"],
-                b=r["b"],
-                count=int(r["count"]),
-                last_at=dt(r["last_at"]),
-                weight=float(r["weight"]),
-            )
-            for r in rows
-        ]
+        return [link_from(r, dt(r["last_at"])) for r in rows]
 
     async def _reweigh_links(
         self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]
