@@ -15,7 +15,8 @@ def consolidate(
     level: str = typer.Option(
         "micro",
         "--level",
-        help="micro (salience, utility), daily (+ expiry, concepts, diary), deep (+ forgetting).",
+        help="micro (salience, utility, links), daily (+ expiry, concepts, diary), deep "
+        "(+ forgetting, beliefs, apperception).",
     ),
     now: str | None = typer.Option(
         None, "--now", help="ISO 8601 time to run at (simulates the passage of time)."
@@ -62,7 +63,15 @@ def consolidate(
         f"{report['rescored']} rescored, {report['expired']} expired, "
         f"{report['archived']} archived, {report['forgotten']} forgotten "
         f"({report['facts_deleted']} facts, {report['reveries']} reveries), "
-        f"{report['protected']} protected as sole evidence, {report['kept']} kept"
+        f"{report['protected']} protected as sole evidence, {report['pinned']} pinned, "
+        f"{report['kept']} kept; links {report['links_reweighed']} reweighed, "
+        f"{report['links_pruned']} pruned"
     )
+    if report.get("apperception") is not None:  # deep: beliefs and how well it knows them
+        console.print(
+            f"  beliefs {report['beliefs_decayed']} decayed, {report['beliefs_reassessed']} "
+            f"reassessed ({report['beliefs_resolved']} resolved), {report['beliefs_removed']} "
+            f"removed; apperception {report['apperception']}"
+        )
     for note in report.get("notes") or []:  # type: ignore[attr-defined]
         console.print(f"  {note}")

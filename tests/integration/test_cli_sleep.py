@@ -41,3 +41,6 @@ async def test_consolidate_checks_its_input_and_sleeps(data_dir: Path, tmp_path:
     assert all(f["sources"] for f in after.values())
     code, out = await cli("doctor")
     assert "episodes without vectors: 0" in out and "vectors without episodes: 0" in out
+    code, out = await cli("consolidate", "--user", "nora", "--level", "deep", "--now", "2030-01-02")
+    assert code == 0 and "0 pinned" in out and "0 forgotten" in out  # the deep run did it all
+    assert f"apperception {report['apperception']}" in out  # nothing changed since
