@@ -176,7 +176,7 @@ SET e.salience = coalesce($salience, e.salience),
     e.archived = coalesce($archived, e.archived)
 """
 
-# Status first: it reads `archived` before the next item clears it (SET items apply in order).
+# The status CASE reads `archived` as it was before this SET (a restored episode is rebuilt).
 _SET_PINNED = """
 MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
 SET e.status = CASE WHEN $pinned AND coalesce(e.archived, false)
