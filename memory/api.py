@@ -24,12 +24,14 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory.belief_sleep import journal as belief_journal
 from memory.beliefs import list_active_beliefs
 from memory.concepts import release_episode
 from memory.episodes import InvalidInput, drain_outbox, remember
@@ -251,6 +253,10 @@ class MemoryExport(_Model):
     episodes: list[ExportedEpisode]
     facts: list[FactView] = Field(default_factory=list)
     beliefs: list[BeliefView] = Field(default_factory=list)
+    belief_changes: list[dict[str, object]] = Field(
+        default_factory=list,
+        description="The belief journal: each change sleep made to a belief, and why.",
+    )
     features: list[dict[str, object]] = Field(default_factory=list)
     snapshots: list[dict[str, object]] = Field(default_factory=list)
     concepts: list[ConceptView] = Field(default_factory=list)
@@ -694,7 +700,8 @@ class Memory:
 
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
-        with its sources, beliefs, features, personality snapshots, concepts and the diary."""
+        with its sources, beliefs and the journal of their changes, features, personality
+        snapshots, concepts and the diary."""
         _check_user(user)
         graph = self.services.graph
         uids = await graph.list_episode_uids(user)
@@ -721,6 +728,7 @@ class Memory:
             ],
             facts=await self.facts(user, history=True),
             beliefs=await self.beliefs(user),
+            belief_changes=[asdict(c) for c in await belief_journal(self.services, user)],
             features=features,
             snapshots=[
                 s.model_dump(mode="json", exclude={"tenant"})

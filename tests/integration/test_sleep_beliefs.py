@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from memory.api import Memory
 from memory.belief_sleep import journal, replayed
 from memory.beliefs import apply_evidence
 from memory.consolidation import Level, consolidate
@@ -92,3 +93,5 @@ async def test_unsupported_beliefs_decay_and_a_removal_is_journaled(services: Se
     assert decayed.after is not None and decayed.after.confidence < held.confidence
     assert removed.after is None and removed.reason.endswith("removed")
     assert removed.before.confidence == pytest.approx(decayed.after.confidence)
+    exported = await Memory(services).export("bd")  # the journal is held about the person too
+    assert [c["reason"] for c in exported.belief_changes] == [decayed.reason, removed.reason]
