@@ -47,6 +47,10 @@ def new_uid() -> str:
     return str(uuid.uuid4())
 
 
+NO_THREAD = "no-thread"
+"""Thread id recorded for runs without a thread (stateless runs): no conversation, no sessions."""
+
+
 def stable_uid(*parts: str) -> str:
     """A deterministic uid from its parts, so that re-running a stage upserts the same point."""
     return str(uuid.uuid5(UID_NAMESPACE, clean_text("\x1f".join(parts))))
@@ -398,6 +402,27 @@ class DiaryEntry(Record):
     created_at: datetime
 
 
+class SessionSummary(Record):
+    """A finished session of a thread (its turns with no idle gap, within one day) as one memory:
+    the summary's text and topics, its time span and the episodes it summarises (`memory.sessions`).
+
+    `uid` is `stable_uid(tenant, "session", thread_id, started_at)`, so rebuilding a session
+    replaces its summary. `episode_uids` are the episodes the text was built from, oldest first;
+    the store links the summary to each of them (SUMMARISES)."""
+
+    uid: str
+    tenant: str
+    thread_id: str
+    text: str
+    topics: tuple[str, ...] = ()
+    started_at: datetime
+    ended_at: datetime
+    episode_uids: tuple[str, ...] = ()
+    method: str = "extractive"
+    """How the text was made: `extractive` (sentence scoring) or `llm`."""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class PersonalitySnapshot(Record):
     """One version of the personality narrative (the sponge)."""
 
@@ -419,6 +444,7 @@ GRAPH_LABELS = (
     "PersonalitySnapshot",
     "Concept",
     "DiaryEntry",
+    "Summary",
 )
 GRAPH_RELATIONSHIPS = (
     "TEMPORAL_NEXT",
@@ -434,17 +460,19 @@ GRAPH_RELATIONSHIPS = (
     "PREVIOUS",
     "INCLUDES",
     "RECOUNTS",
+    "SUMMARISES",
 )
 
 # --------------------------------------------------------------------------- vector schema
 
-VectorKind = Literal["derivatives", "prospective", "features", "knowledge", "reveries"]
+VectorKind = Literal["derivatives", "prospective", "features", "knowledge", "reveries", "summaries"]
 VECTOR_KINDS: tuple[VectorKind, ...] = (
     "derivatives",
     "prospective",
     "features",
     "knowledge",
     "reveries",
+    "summaries",
 )
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "sparse"

@@ -1,8 +1,8 @@
 """Narrow, typed, async interfaces of the stores; one package per backend implements them.
 
 `GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
-episodes, topics, entities, beliefs, facts, features, snapshots, tenant state,
-consolidation, co-retrieval links, concepts and diary); callers use the composite.
+episodes, topics, entities, beliefs, facts, features, snapshots, session summaries, tenant
+state, consolidation, co-retrieval links, concepts and diary); callers use the composite.
 The vector value types below are shared by the vector index and its callers.
 
 Contracts every backend honours (the contract suite in `tests/contract/` checks them):
@@ -38,6 +38,7 @@ from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
 from memory.stores.graph.features import FeatureStore
 from memory.stores.graph.snapshots import SnapshotStore
+from memory.stores.graph.summaries import SummaryStore
 from memory.stores.graph.tenant_state import TenantStateStore
 from memory.stores.graph.topics import TopicStore
 
@@ -64,13 +65,14 @@ class GraphStore(
     FactStore,
     FeatureStore,
     SnapshotStore,
+    SummaryStore,
     TenantStateStore,
     ConsolidationStore,
     ConceptStore,
     CoRetrievalStore,
 ):
     """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
-    semantic features, concepts and diary entries."""
+    semantic features, session summaries, concepts and diary entries."""
 
     backend: str
     """`sqlite` or `neo4j`."""

@@ -12,6 +12,7 @@ from memory.schema import (
     Fact,
     Feature,
     FeatureCategory,
+    SessionSummary,
 )
 from memory.stores.base import GraphStore
 
@@ -58,6 +59,17 @@ async def populate(graph: GraphStore, tenant: str) -> None:
         uid=f"{p}d", tenant=tenant, day="2024-05-01", text="We moved.", created_at=at(3)
     )
     await graph.put_diary_entry(day, [f"{p}e0"])
+    await graph.upsert_summary(
+        SessionSummary(
+            uid=f"{p}sum",
+            tenant=tenant,
+            thread_id="thread-1",
+            text="turns 0 to 2",
+            started_at=at(0),
+            ended_at=at(2),
+            episode_uids=(f"{p}e0", f"{p}e1", f"{p}e2"),
+        )
+    )
 
 
 async def footprint(graph: GraphStore, tenant: str) -> dict[str, int]:
@@ -74,6 +86,7 @@ async def footprint(graph: GraphStore, tenant: str) -> dict[str, int]:
         "topics": len(await graph.episodes_for_topic(tenant, "travel")),
         "concepts": len(await graph.list_concepts(tenant)),
         "diary": len(await graph.list_diary(tenant)),
+        "summaries": len(await graph.list_summaries(tenant)),
     }
 
 
@@ -92,6 +105,7 @@ async def test_erase_tenant_deletes_everything_of_that_tenant_only(graph: GraphS
         "topics": 1,
         "concepts": 1,
         "diary": 1,
+        "summaries": 1,
     }
     deleted = await graph.erase_tenant("t1")
     assert deleted > 0

@@ -1,7 +1,7 @@
 """The production graph store: Neo4j over Bolt, through the official async driver.
 
 `connection` owns the driver, sessions, retries and setup; each kind module (episodes, topics,
-entities, beliefs, facts, snapshots, tenant_state) holds its parameterised Cypher and its
+entities, beliefs, facts, features, snapshots, summaries, tenant_state) holds its parameterised Cypher and its
 constraints as a mixin, and `Neo4jGraphStore` is assembled from them here. Properties are mapped
 from the record models by `props`. It knows nothing of LangGraph, vectors or scoring.
 
@@ -23,6 +23,7 @@ from memory.stores.neo4j import (
     facts,
     features,
     snapshots,
+    summaries,
     tenant_state,
     topics,
 )
@@ -37,6 +38,7 @@ class Neo4jGraphStore(
     beliefs.Neo4jBeliefs,
     facts.Neo4jFacts,
     features.Neo4jFeatures,
+    summaries.Neo4jSummaries,
     snapshots.Neo4jSnapshots,
     tenant_state.Neo4jTenantState,
     consolidation.Neo4jConsolidation,
@@ -58,5 +60,6 @@ class Neo4jGraphStore(
         *snapshots.SCHEMA,
         *features.SCHEMA,
         *concepts.SCHEMA,
+        *summaries.SCHEMA,
     )
     migrations = episodes.MIGRATIONS

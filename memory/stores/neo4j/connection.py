@@ -100,6 +100,7 @@ _ERASE_BY_LABEL: tuple[LiteralString, ...] = tuple(
         "Topic",
         "Entity",
         "PersonalitySnapshot",
+        "Summary",
         "TenantState",
         "Concept",
         "DiaryEntry",

@@ -2,7 +2,8 @@
 
 Tables mirror the graph: nodes are rows, edges are tables keyed by both ends, and traversals are
 recursive CTEs. `connection` owns the file, its worker thread and setup; each kind module
-(episodes, topics, entities, beliefs, facts, features, snapshots, tenant_state) holds its tables' DDL and
+(episodes, topics, entities, beliefs, facts, features, snapshots, summaries,
+tenant_state) holds its tables' DDL and
 SQL as a mixin, and `SqliteGraphStore` is assembled from them here. Every value is bound as a
 parameter. It knows nothing of LangGraph, vectors or scoring.
 """
@@ -21,6 +22,7 @@ from memory.stores.sqlite import (
     facts,
     features,
     snapshots,
+    summaries,
     tenant_state,
     topics,
 )
@@ -46,6 +48,7 @@ class SqliteGraphStore(
     beliefs.SqliteBeliefs,
     facts.SqliteFacts,
     features.SqliteFeatures,
+    summaries.SqliteSummaries,
     snapshots.SqliteSnapshots,
     tenant_state.SqliteTenantState,
     consolidation.SqliteConsolidation,
@@ -68,5 +71,6 @@ class SqliteGraphStore(
         *features.DDL,
         *concepts.DDL,
         *coretrieval.DDL,
+        *summaries.DDL,
     )
     migrations = {1: _migrate_v1, 2: _migrate_v2}
