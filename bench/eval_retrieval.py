@@ -44,6 +44,7 @@ from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
+from memory.sessions import summarise_sessions
 from memory.settings import ConfigError, Settings, load_settings
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
@@ -305,6 +306,9 @@ async def _run_eval(
                         for key in ("rescored", "expired", "archived", "forgotten", "protected"):
                             slept[key] = slept.get(key, 0) + int(getattr(report, key))
                     last = ingested.last + SESSION_GAP
+                    # By the questions' time the background pass (consolidation, any level) has
+                    # summarised every session whose idle gap elapsed (`memory.sessions`).
+                    await summarise_sessions(services, tenant, last)
                     for i, q in enumerate(conv.questions, start=1):
                         now = parse_date(q.get("date")) or last
                         question = str(q["question"])

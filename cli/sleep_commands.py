@@ -65,7 +65,7 @@ def consolidate(
         f"({report['facts_deleted']} facts, {report['reveries']} reveries), "
         f"{report['protected']} protected as sole evidence, {report['pinned']} pinned, "
         f"{report['kept']} kept; links {report['links_reweighed']} reweighed, "
-        f"{report['links_pruned']} pruned"
+        f"{report['links_pruned']} pruned; {report['summaries']} session summaries written"
     )
     if report.get("apperception") is not None:  # deep: beliefs and how well it knows them
         console.print(

@@ -1,7 +1,8 @@
 """The bookkeeping graph: the one pipeline that turns an episode into memory (docs/design.md section 3).
 
     START -> load -+- processed ------------------------------------------------------------------------> END
-                   +- extract -> index -> beliefs -> features -> knowledge -> thread -> link -> salience -> END
+                   +- extract -> index -> beliefs -> features -> knowledge -> thread -> sessions
+                      -> link -> salience -> END
 
 Input `{"episode_uid": ...}`; whose episode it is comes from the run's context (`user_id`), as
 for the agent, so a served run cannot name another user's episode. The background queue, the
@@ -27,6 +28,7 @@ from nodes.compress import compress_thread
 from nodes.features import features
 from nodes.knowledge import knowledge
 from nodes.salience import salience
+from nodes.sessions import sessions
 
 
 def after_load(state: BookkeepingState) -> Literal["extract", "__end__"]:
@@ -42,6 +44,7 @@ builder.add_node("beliefs", shielded(beliefs))
 builder.add_node("features", shielded(features))
 builder.add_node("knowledge", shielded(knowledge))
 builder.add_node("thread", shielded(compress_thread))
+builder.add_node("sessions", shielded(sessions))
 builder.add_node("link", shielded(link))
 builder.add_node("salience", shielded(salience))
 builder.add_edge(START, "load")
@@ -51,7 +54,8 @@ builder.add_edge("index", "beliefs")
 builder.add_edge("beliefs", "features")
 builder.add_edge("features", "knowledge")
 builder.add_edge("knowledge", "thread")
-builder.add_edge("thread", "link")
+builder.add_edge("thread", "sessions")
+builder.add_edge("sessions", "link")
 builder.add_edge("link", "salience")
 builder.add_edge("salience", END)
 

@@ -119,6 +119,8 @@ class BookkeepingState(TypedDict, total=False):
     """The episode's salience when it was processed (`memory.salience`)."""
     thread: dict[str, Any]
     """What the thread stage did: turns moved down the thread's compressed layers, folded."""
+    sessions: int
+    """Session summaries the sessions stage wrote (sessions of the thread this turn finished)."""
     usage: Annotated[dict[str, Any], merge_usage]
     """LLM calls and tokens spent on this episode."""
 

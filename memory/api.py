@@ -55,6 +55,7 @@ from memory.schema import (
 )
 from memory.services import Services
 from memory.services.queue import Pipeline, default_pipeline
+from memory.sessions import without_episode
 from memory.settings import Settings, get_settings
 from memory.stores.base import NotFound
 
@@ -219,6 +220,10 @@ class DeleteReport(_Model):
     )
     features_deleted: list[str] = Field(default_factory=list)
     beliefs_deleted: list[str] = Field(default_factory=list)
+    summaries_changed: list[str] = Field(
+        default_factory=list,
+        description="Session summaries rebuilt without this episode (or removed with it).",
+    )
 
 
 class EraseReport(_Model):
@@ -261,6 +266,8 @@ class MemoryExport(_Model):
     snapshots: list[dict[str, object]] = Field(default_factory=list)
     concepts: list[ConceptView] = Field(default_factory=list)
     diary: list[DiaryView] = Field(default_factory=list)
+    summaries: list[dict[str, object]] = Field(default_factory=list)
+    """Session summaries (text, topics, span, the episodes summarised), oldest first."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -473,7 +480,8 @@ class Memory:
     async def delete(self, user: str, uid: str) -> DeleteReport:
         """Delete an episode and what was derived from it alone (its vectors, the facts,
         features and beliefs no other episode supports; facts it shared keep their other
-        sources and are re-pointed), or a fact (with its vector). Raises `NotFound` for a uid
+        sources and are re-pointed; its session's summary is rebuilt from the session's other
+        turns, or removed with its last one), or a fact (with its vector). Raises `NotFound` for a uid
         the user does not have. Vectors go first, the episode last, so a delete interrupted
         part way is finished by calling it again."""
         _check_user(user)
@@ -522,6 +530,8 @@ class Memory:
         for belief_uid in report.beliefs_deleted:
             await graph.delete_belief(user, belief_uid)
         await release_episode(self.services, user, uid)
+        report.summaries_changed = await graph.summaries_of_episode(user, uid)
+        await without_episode(self.services, user, uid)  # rebuilt before the episode goes
         await graph.delete_episode(user, uid)
         # Shared facts' points named this episode as their source when it was the first one.
         await index_facts(self.services, user, shared)
@@ -701,7 +711,7 @@ class Memory:
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
         with its sources, beliefs and the journal of their changes, features, personality
-        snapshots, concepts and the diary."""
+        snapshots, concepts, the diary and session summaries."""
         _check_user(user)
         graph = self.services.graph
         uids = await graph.list_episode_uids(user)
@@ -736,4 +746,8 @@ class Memory:
             ],
             concepts=await self.concepts(user),
             diary=await self.diary(user),
+            summaries=[
+                s.model_dump(mode="json", exclude={"tenant"})
+                for s in await graph.list_summaries(user)
+            ],
         )

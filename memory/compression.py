@@ -319,28 +319,67 @@ def _exchange_sentences(exchange: Exchange) -> list[tuple[str, bool]]:
 
 
 def _greedy(
-    candidates: list[tuple[int, str, bool]], budget: int, limit: int
+    candidates: list[tuple[int, str, bool]],
+    budget: int,
+    limit: int,
+    *,
+    floor: float = FOLD_MIN,
+    body: Callable[[str], str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Pick candidates (order, text, agent) best first while they fit `budget` tokens; novelty is
-    judged against what is already picked. Returns (kept in their original order, dropped)."""
+    judged against what is already picked, on `body(text)` (the text without its date).
+    Returns (kept in their original order, dropped)."""
+    body = body or _undated
     seen: set[str] = set()
     pool = list(candidates)
     kept: list[tuple[int, str]] = []
     dropped: list[str] = []
     used = 0
     while pool:
-        values = [score(_undated(t), seen, agent=a) for _, t, a in pool]
+        values = [score(body(t), seen, agent=a) for _, t, a in pool]
         best = max(range(len(pool)), key=lambda i: (values[i], -pool[i][0]))
         order, text, _ = pool.pop(best)
         text = cut(text, limit)
         cost = estimate_tokens(text) + 2
-        if values[best] < FOLD_MIN or used + cost > budget:
+        if values[best] < floor or used + cost > budget:
             dropped.append(text)
             continue
         kept.append((order, text))
         used += cost
-        seen.update(token_set(_undated(text)))
+        seen.update(token_set(body(text)))
     return [t for _, t in sorted(kept)], dropped
+
+
+_SPEAKER = re.compile(r"^[^:]{1,40}: ")
+
+
+def _unlabelled(point: str) -> str:
+    return _SPEAKER.sub("", point, count=1)
+
+
+def salient_points(
+    episodes: Sequence[Episode], budget: int, agent_text: Callable[[str], str] = str
+) -> list[str]:
+    """The best sentences of a run of turns (a session's summary), `Speaker: sentence` each, in
+    the order they were said, within `budget` tokens.
+
+    Each turn is first reduced to its key exchange (filler and repetition dropped), then the
+    sentences compete on their scores as in the summary layer, with the key exchanges' floor
+    (`KEEP`) rather than the fold's: a session's summary must say what it was about even when
+    nothing carried a cue. `agent_text` cleans the agent's side first."""
+    seen: set[str] = set()
+    candidates: list[tuple[int, str, bool]] = []
+    for episode in episodes:
+        clean = episode.model_copy(update={"agent_text": agent_text(episode.agent_text)})
+        exchange = key_exchange(clean, seen)
+        if exchange is None:
+            continue
+        for part in exchange.text.split(" / "):
+            label, _, text = part.partition(": ")
+            for sentence in sentences(text or part):
+                candidates.append((len(candidates), f"{label}: {sentence}", label == "Agent"))
+    kept, _ = _greedy(candidates, budget, POINT_CHARS, floor=KEEP, body=_unlabelled)
+    return kept
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}: (\(agent\) )?")

@@ -22,6 +22,10 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
   the unsupported decay, those that lost evidence are reassessed, each change journaled;
   last, the bulk apperception score of the memory left (`memory.apperception`).
 
+Every level ends by summarising the sessions whose idle gap has elapsed at `now`
+(`memory.sessions`); a forgotten episode's session summary is rebuilt from the session's other
+turns first (or removed with its last turn).
+
 Crash safety: the decisions of a batch are written to the tenant's state (`PLAN_KEY`) before
 any is applied, and a run first finishes a plan it finds. Each application is ordered so that
 every intermediate state is consistent for `mneme doctor`: an episode is marked archived before
@@ -59,6 +63,7 @@ from memory.salience import (
     is_cornerstone,
 )
 from memory.schema import Episode, EpisodeStatus, as_utc, stable_uid, utcnow
+from memory.sessions import Summariser, extractive, summarise_sessions, without_episode
 from memory.sparse import encode_document, tokenize
 from memory.stores.base import VectorPoint
 from memory.timeparse import parse_time
@@ -169,6 +174,8 @@ class Report:
     beliefs_removed: int = 0
     apperception: float | None = None
     resumed: int = 0
+    summaries: int = 0
+    """Session summaries written (finished sessions, `memory.sessions`) or rebuilt (forgetting)."""
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
@@ -194,6 +201,7 @@ class Report:
             "beliefs_removed": self.beliefs_removed,
             "apperception": self.apperception,
             "resumed": self.resumed,
+            "summaries": self.summaries,
             "notes": list(self.notes),
         }
 
@@ -294,11 +302,14 @@ async def consolidate(
     progress: Progress | None = None,
     name_concepts: Namer | None = None,
     write_entries: Writer | None = None,
+    summarise: Summariser = extractive,
 ) -> Report:
     """Run one level of consolidation for `tenant` at `now` (a simulated time is fine).
 
     `name_concepts` names new or changed concepts and `write_entries` writes diary entries at
-    the daily level (the LLM; offline labels and entries without them)."""
+    the daily level (the LLM; offline labels and entries without them). Every level ends by
+    summarising the sessions whose idle gap has elapsed at `now` (`summarise`: the LLM task of
+    `nodes.sessions`, or the extractive summary)."""
     level = Level(level)
     now = as_utc(now)
     thresholds = thresholds or Thresholds()
@@ -337,6 +348,7 @@ async def consolidate(
         report.notes += await daily_sleep(
             services, tenant, now, name_concepts, progress, write_entries
         )
+    report.summaries += await summarise_sessions(services, tenant, now, summarise=summarise)
     await _remember_run(services, tenant, level, now)
     return report
 
@@ -487,8 +499,9 @@ async def _apply(
                 continue
             found = scored.get(uid) if scored else None
             salience = found.salience if found else episode.salience
-            deleted, reverie = await forget_episode(services, episode, salience, now)
+            deleted, reverie, rebuilt = await forget_episode(services, episode, salience, now)
             report.forgotten += 1
+            report.summaries += rebuilt
             report.facts_deleted += deleted
             report.reveries += int(reverie)
 
@@ -504,11 +517,14 @@ async def archive_episode(services: Services, episode: Episode) -> None:
 
 async def forget_episode(
     services: Services, episode: Episode, salience: float, now: datetime
-) -> tuple[int, bool]:
-    """Remove an episode from both stores; returns (facts deleted, reverie written).
+) -> tuple[int, bool, int]:
+    """Remove an episode from both stores; returns (facts deleted, reverie written, session
+    summaries rebuilt or removed).
 
     Facts only it stated are deleted; facts it shared keep their other sources and their point
-    is re-pointed at one of those. Ordered for crash safety (see the module docstring).
+    is re-pointed at one of those. The summaries of its session are rebuilt from the session's
+    other turns (extractively: forgetting makes no LLM call) or removed when it was the only
+    one, before the episode goes. Ordered for crash safety (see the module docstring).
     """
     tenant, uid = episode.tenant, episode.uid
     await archive_episode(services, episode)
@@ -528,8 +544,9 @@ async def forget_episode(
         facts = await services.graph.get_facts(tenant, shared)
         await index_facts(services, tenant, facts, exclude={uid})
     await release_episode(services, tenant, uid)
+    rebuilt = await without_episode(services, tenant, uid)
     await services.graph.delete_episode(tenant, uid)
-    return len(alone), reverie
+    return len(alone), reverie, rebuilt
 
 
 # --------------------------------------------------------------------------- reveries

@@ -1,7 +1,8 @@
 """Health and consistency checks behind `mneme doctor`.
 
 Checks settings, connectivity to each store, schema version and the agreement of graph and
-vectors: episodes without vectors, vectors without episodes, episodes stuck before `indexed`;
+vectors: episodes without vectors, vectors without episodes, session summaries without
+vectors, episodes stuck before `indexed`;
 and the write path: turns waiting in the outbox (depth and age) and quarantined episodes with
 their reasons. It reads across tenants (a maintenance view) and changes nothing.
 """
@@ -172,6 +173,24 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         "vectors without episodes",
         not orphans,
         f"{len(orphans)} episode uids in vectors are not in the graph" + _sample(orphans),
+    )
+    summaries = {
+        s.uid for tenant in await graph.list_tenants() for s in await graph.list_summaries(tenant)
+    }
+    summary_points = await vectors.scroll_episode_uids("summaries", None)
+    unindexed = sorted(summaries - summary_points)
+    report.add(
+        "session summaries",
+        not unindexed,
+        f"{len(summaries)} summaries, {len(unindexed)} without their vector"
+        + _sample(unindexed)
+        + ("; run `mneme reindex`" if unindexed else "")
+        + (
+            f"; {len(summary_points - summaries)} vectors of summaries not (yet) in the graph, "
+            "rewritten by the next pass over their thread"
+            if summary_points - summaries
+            else ""
+        ),
     )
     waiting = await graph.list_by_status(
         None, [EpisodeStatus.PENDING, EpisodeStatus.STORED], limit=10_000_000

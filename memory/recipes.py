@@ -64,6 +64,17 @@ class Recipe:
     smoothing: float = 0.15
     """Add this x the better relevance of the previous and next turn of the same thread (the
     reply rides on the question that prompted it); the turns come from the graph's chain."""
+    # ---- session summaries (`memory.sessions`)
+    summaries: bool = True
+    """Search the session summaries too: a summary that matches brings in its session's best
+    turns for the question (ranked by the same dense + sparse search, within the session)."""
+    summary_hits: int = 3
+    """Summaries expanded per pass (the best matches)."""
+    summary_turns: int = 3
+    """Turns each expanded summary brings in, best first."""
+    summary_weight: float = 0.5
+    """Weight of the summaries' list in the fusion: a turn scores the summary's match (relative
+    to the best summary) / (1 + its rank within the session)."""
     # ---- time
     time_boost: float = 0.15
     """Added to the relevance of episodes inside a time window named by the question."""
@@ -186,6 +197,7 @@ PARTS: dict[str, dict[str, object]] = {
     },
     "instructions": {"instructions": False},
     "causes": {"cause_weight": 0.0},
+    "summaries": {"summaries": False},
 }
 """Parts that `ablate` can turn off, and what turning each off changes."""
 

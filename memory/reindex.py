@@ -19,6 +19,7 @@ from memory.episodes import Progress, SweepReport
 from memory.features import index_features
 from memory.knowledge import index_facts
 from memory.schema import EpisodeStatus
+from memory.sessions import index_summaries
 from memory.stores.base import StoreError
 
 if TYPE_CHECKING:
@@ -60,4 +61,5 @@ async def reindex_all(services: Services, *, progress: Progress | None = None) -
         facts = await services.graph.list_facts(tenant, include_superseded=True)
         await index_facts(services, tenant, facts)
         await index_features(services, tenant)
+        await index_summaries(services, tenant)
     return report

@@ -8,7 +8,10 @@ search fetches enough points for that (`Recipe.fragments_per_episode`). The list
 `memory.fusion` (calibrated scores, or RRF) with a dense weight that grows when no top lexical
 hit holds the question's words (`Recipe.dense_gain`); a time window named by the question boosts
 what falls inside it; graph proximity and a non-LLM rerank (query-term coverage) adjust it;
-neighbours along TEMPORAL_NEXT join when the recipe asks. Passes fuse with RRF. Candidates carry
+neighbours along TEMPORAL_NEXT join when the recipe asks. The session summaries
+(`memory.sessions`) are searched in the same pass: the best few expand to their sessions' turns
+that best match the question, a third list in the fusion (`Recipe.summaries`), so a broad
+question reaches the sessions that were about it. Passes fuse with RRF. Candidates carry
 provenance: the fragments and prospective questions that matched, the score parts, and for a
 user + assistant turn the score of each side (`Candidate.sides`). Facts (the `knowledge`
 collection) are searched in the same passes and ranked beside the episodes, conflict-aware, by
@@ -24,7 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from memory.associative import Association, associate
 from memory.candidates import Candidate
@@ -44,7 +47,7 @@ from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
 from memory.sparse import encode_query, tokenize
-from memory.stores.base import VectorFilter, VectorHit
+from memory.stores.base import SparseVector, VectorFilter, VectorHit
 from memory.timeparse import Resolution, parse_time
 
 if TYPE_CHECKING:
@@ -178,6 +181,9 @@ async def _run_pass(
         if fact_sparse is not None and fact_sparse.indices:
             jobs.append(("sparse", "knowledge"))
             calls.append(vectors.search("knowledge", tenant, sparse=fact_sparse, limit=fact_limit))
+    if recipe.summaries and (dense_vec is not None or sparse_vec is not None):
+        jobs.append(("hybrid", "summaries"))
+        calls.append(_session_turns(services, tenant, dense_vec, sparse_vec, recipe, flt, limit))
     results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
     fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()
@@ -186,11 +192,20 @@ async def _run_pass(
     lists = {
         "dense": ScoredList("dense", "cosine", recipe.dense_weight),
         "sparse": ScoredList("sparse", "top", recipe.sparse_weight),
+        "summaries": ScoredList("summaries", "top", recipe.summary_weight),
     }
     lexical: list[tuple[float, str]] = []
     for (mode, kind), hits in zip(jobs, results, strict=True):
         if kind == "knowledge":
             fact_hits.add(mode, hits)
+            continue
+        if kind == "summaries":
+            for hit in hits:
+                uid = str(hit.payload.get("episode_uid", ""))
+                ep = acc.setdefault(uid, _Episode(payload=hit.payload))
+                lists["summaries"].add(uid, hit.score)
+                if str(hit.payload.get("role", "")) != CONTEXT_ROLE:
+                    ep.fragments.setdefault(str(hit.payload.get("text", "")), 0.0)
             continue
         for hit in hits:
             payload = hit.payload
@@ -223,7 +238,7 @@ async def _run_pass(
         fit = lexical_fit(set(tokenize(query)), (t for _, t in lexical[: recipe.lexical_hits]))
         lists["dense"].weight *= dense_gain(fit, recipe.dense_gain)
     fact_hits.dense_weight = lists["dense"].weight
-    used = [lists[m] for m in ("dense", "sparse") if getattr(recipe, m)]
+    used = [lists[m] for m in ("dense", "sparse", "summaries") if getattr(recipe, m)]
     relevance = fuse(
         used, acc, method="rrf" if recipe.fusion == "rrf" else "score", rrf_k=recipe.rrf_k
     )
@@ -237,6 +252,70 @@ async def _run_pass(
             if created is not None and window.contains(created):
                 relevance[uid] += recipe.time_boost
     return _Pass(relevance=relevance, acc=acc, association=association, facts=fact_hits)
+
+
+async def _session_turns(
+    services: Services,
+    tenant: str,
+    dense: list[float] | None,
+    sparse: SparseVector | None,
+    recipe: Recipe,
+    flt: VectorFilter | None,
+    limit: int,
+) -> list[VectorHit]:
+    """The best turns of the sessions whose summaries match the query: one hit per turn (its
+    best derivative's payload), scored summary match (relative to the best summary) / (1 +
+    the turn's rank in its session); a turn in two sessions keeps its best."""
+    query_sparse = sparse if sparse is not None and sparse.indices else None
+    if dense is None and query_sparse is None:
+        return []
+    found = await services.vectors.search(
+        "summaries",
+        tenant,
+        dense=dense,
+        sparse=query_sparse,
+        limit=recipe.summary_hits,
+        filter=flt,
+    )
+    sessions = [
+        (hit.score, [str(u) for u in cast(list[object], hit.payload.get("episode_uids") or [])])
+        for hit in found
+    ]
+    sessions = [(score, uids) for score, uids in sessions if uids and score > 0]
+    if not sessions:
+        return []
+    per_session = max(1, math.ceil(recipe.summary_turns * recipe.fragments_per_episode))
+    turns = await asyncio.gather(
+        *(
+            services.vectors.search(
+                "derivatives",
+                tenant,
+                dense=dense,
+                sparse=query_sparse,
+                limit=min(limit, per_session),
+                filter=VectorFilter(
+                    episode_uids=uids,
+                    created_from=flt.created_from if flt else None,
+                    created_to=flt.created_to if flt else None,
+                ),
+            )
+            for _, uids in sessions
+        )
+    )
+    best = sessions[0][0]
+    out: dict[str, VectorHit] = {}
+    for (score, _), hits in zip(sessions, turns, strict=True):
+        ranked: list[VectorHit] = []
+        for hit in hits:  # best first; a turn is its best fragment
+            uid = str(hit.payload.get("episode_uid", ""))
+            if uid and all(str(h.payload.get("episode_uid")) != uid for h in ranked):
+                ranked.append(hit)
+        for rank, hit in enumerate(ranked[: recipe.summary_turns]):
+            value = (score / best) / (1 + rank)
+            uid = str(hit.payload["episode_uid"])
+            if uid not in out or value > out[uid].score:
+                out[uid] = VectorHit(id=hit.id, score=value, payload=hit.payload)
+    return sorted(out.values(), key=lambda h: (-h.score, h.id))
 
 
 async def retrieve(

@@ -195,6 +195,9 @@ class Settings(BaseSettings):
     """After the graph store fails a write, turns go straight to the outbox for this long."""
     max_attempts: int = Field(default=5, validation_alias=_env("MNEME_MAX_ATTEMPTS"))
     """Bookkeeping attempts of one episode before it is quarantined."""
+    session_gap_h: float = Field(default=6.0, validation_alias=_env("MNEME_SESSION_GAP_H"))
+    """Idle hours that end a session of a thread (a session also ends with its UTC day); each
+    finished session gets a summary (`memory.sessions`)."""
 
     sleep_schedule: bool = Field(default=False, validation_alias=_env("MNEME_SLEEP_SCHEDULE"))
     """The server runs consolidation for every tenant that is due (`graph/schedule.py`). Off by
@@ -274,6 +277,8 @@ class Settings(BaseSettings):
             raise ConfigError("MNEME_STORE_RETRY_S must be zero or positive")
         if self.max_attempts < 1:
             raise ConfigError("MNEME_MAX_ATTEMPTS must be at least 1")
+        if not 0 < self.session_gap_h <= 24:
+            raise ConfigError("MNEME_SESSION_GAP_H must be more than 0 and at most 24 (hours)")
         return self
 
     @property

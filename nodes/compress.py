@@ -40,6 +40,7 @@ from memory.compression import (
     load_layers,
     save_layers,
 )
+from memory.schema import NO_THREAD
 from memory.services import Services, get_services
 from memory.services.chat import Tier
 from memory.services.usage import Usage
@@ -48,7 +49,6 @@ from nodes.content import without_recall_echo
 from nodes.fallback import stage_note
 from nodes.knowledge_prompt import defang
 from nodes.llm import structured
-from nodes.record import NO_THREAD
 
 log = logging.getLogger("mneme.nodes.compress")
 

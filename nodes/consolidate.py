@@ -3,8 +3,8 @@
 `memory.consolidation` does the work; this module gives it the run's tenant (the context's
 `user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
 `nodes.forgetting`, which falls back to the utility thresholds offline), the concept namer
-(`nodes.concept_naming`) and the diary writer (`nodes.diary_writing`); offline labels and
-entries without a model.
+(`nodes.concept_naming`), the diary writer (`nodes.diary_writing`) and the session summariser
+(`nodes.sessions`); offline labels, entries and extractive summaries without a model.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from memory.services.usage import Usage
 from nodes.concept_naming import llm_namer
 from nodes.diary_writing import llm_writer
 from nodes.forgetting import llm_classifier
+from nodes.sessions import llm_summariser
 
 
 async def check(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -53,5 +54,6 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
             classify=classify if online else None,
             name_concepts=name if online else None,
             write_entries=write if online else None,
+            summarise=llm_summariser(services, usage, ctx.model_structured),
         )
     return {"report": report.summary(), "usage": usage.update()}

@@ -24,15 +24,12 @@ from graph.context import Context, context_of
 from graph.state import AgentState
 from memory.episodes import InvalidInput, outbox_record, remember
 from memory.outbox import OutboxError, write_path
-from memory.schema import episode_uid, utcnow
+from memory.schema import NO_THREAD, episode_uid, utcnow
 from memory.services import Services, get_services
 from memory.settings import Settings, get_settings
 from nodes.content import THREAD_CHARS, bounded, last_human, read_turn, stored_user_text
 
 log = logging.getLogger("mneme.nodes.record")
-
-NO_THREAD = "no-thread"
-"""Thread id recorded for runs without a thread (stateless runs)."""
 
 STORED, OUTBOX, NOT_REMEMBERED, REFUSED, EMPTY = (
     "stored",

@@ -28,7 +28,7 @@ from memory.compression import ThreadLayers, exchange_tokens, layer_tokens, load
 from memory.fact_search import standing_instructions
 from memory.ordering import in_time_order, is_ordering
 from memory.ranking import estimate_tokens
-from memory.schema import utcnow
+from memory.schema import NO_THREAD, utcnow
 from memory.services import get_services
 from memory.services.usage import Usage
 from nodes.content import (
@@ -47,7 +47,7 @@ from nodes.knowledge_prompt import (
 )
 from nodes.llm import generate
 from nodes.offline_answer import offline_answer, offline_answer_in_order
-from nodes.record import NO_THREAD, thread_of
+from nodes.record import thread_of
 from nodes.temporal import days_ago, describe, temporal_context, utc_from_iso
 
 log = logging.getLogger("mneme.nodes.respond")

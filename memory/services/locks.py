@@ -1,9 +1,9 @@
 """Per-tenant locks of one process, by purpose.
 
-Read-modify-write sequences on one tenant's beliefs, sponge state or thread layers must not
-interleave within a process, one tenant reflects once at a time, and one tenant consolidates
-once at a time (a scheduled run and a Studio run never overlap). Across processes the stores'
-own transactions and idempotent writes keep them safe.
+Read-modify-write sequences on one tenant's beliefs, sponge state, thread layers or session
+summaries must not interleave within a process, one tenant reflects once at a time, and one
+tenant consolidates once at a time (a scheduled run and a Studio run never overlap). Across
+processes the stores' own transactions and idempotent writes keep them safe.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-LockKind = Literal["beliefs", "sponge", "reflection", "thread", "consolidation"]
+LockKind = Literal["beliefs", "sponge", "reflection", "thread", "consolidation", "sessions"]
 
 
 class TenantLocks:

@@ -16,6 +16,7 @@ from memory.episodes import remember
 from memory.schema import VECTOR_KINDS
 from memory.services import Services
 from memory.services.usage import Usage
+from memory.sessions import summarise_sessions
 from nodes.route import assess_turn
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
@@ -166,9 +167,18 @@ async def test_delete_removes_what_only_that_episode_supports(services: Services
     shared = [f for f in facts.values() if sorted(f.sources) == sorted([uids[1], *said_again.uids])]
     assert shared, "the repeated sentence is cited by both episodes"
     (porto,) = [f for f in facts.values() if f.value == "Porto"]
+    await summarise_sessions(services, "ada", T0 + timedelta(days=200))
+    (session,) = await services.graph.summaries_of_episode("ada", uids[3])
 
     report = await mem.delete("ada", uids[3])  # "we moved to Porto"
     assert report.kind == "episode" and porto.uid in report.facts_deleted
+    assert report.summaries_changed == [session]  # its session had no other turn: removed
+    assert session not in {s.uid for s in await services.graph.list_summaries("ada")}
+    summary_points = await services.vectors.scroll_points("summaries", "ada")
+    assert summary_points and all(
+        uids[3] not in list(p.payload["episode_uids"])
+        for p in summary_points  # type: ignore[call-overload]
+    )
     with pytest.raises(NotFound):
         await mem.get("ada", uids[3])
     (lyon,) = [f for f in await mem.facts("ada") if f.attribute == "home" and f.subject == "user"]
@@ -201,8 +211,11 @@ async def test_erase_leaves_nothing_of_that_user_in_either_store(services: Servi
     mem = Memory(services)
     for user in USERS:
         await tell_scored(services, user)
+        # Each day's session is over: the sleep gives each its summary too.
         await consolidate(services, user, Level.DAILY, T0 + timedelta(days=200))
+        assert await services.vectors.count("summaries", user) == len(STORY)
     assert len(await mem.diary("ada")) == len(STORY), "daily sleep wrote the diary rows"
+    assert len((await mem.export("ada")).summaries) == len(STORY)
     before = {u: await left_in_stores(services, u) for u in USERS}
     assert all(rows > 0 and points > 0 for rows, points in before.values())
     assert await mem.beliefs("ada"), "the story's argument forms a belief"
