@@ -44,7 +44,7 @@ from memory.recipes import Recipe, ablate, get_recipe
 from memory.retrieval import retrieve
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
-from memory.sessions import summarise_sessions
+from memory.sessions import Summariser, summarise_sessions
 from memory.settings import ConfigError, Settings, load_settings
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
@@ -130,6 +130,13 @@ async def llm_rerank(
     kept = set(first)
     order = first + [c.uid for c in found if c.uid not in kept]
     return [s for uid in order for s in by_uid[uid].sources]
+
+
+def session_summariser(services: Services, usage: Any) -> Summariser:
+    """The agent's session summariser: the LLM task with a model (`--llm`), else extractive."""
+    from nodes.sessions import llm_summariser
+
+    return llm_summariser(services, usage)
 
 
 def by_rank(uids: Sequence[str], found: Sequence[Any]) -> Ranked:
@@ -308,7 +315,9 @@ async def _run_eval(
                     last = ingested.last + SESSION_GAP
                     # By the questions' time the background pass (consolidation, any level) has
                     # summarised every session whose idle gap elapsed (`memory.sessions`).
-                    await summarise_sessions(services, tenant, last)
+                    await summarise_sessions(
+                        services, tenant, last, summarise=session_summariser(services, usage)
+                    )
                     for i, q in enumerate(conv.questions, start=1):
                         now = parse_date(q.get("date")) or last
                         question = str(q["question"])

@@ -1,5 +1,5 @@
-"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge) -> link
-(-> salience, in `nodes.salience`).
+"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge, thread,
+sessions) -> link (-> salience, in `nodes.salience`).
 
 `knowledge` (facts with supersession) lives in `nodes.knowledge` beside its heuristic.
 
