@@ -276,6 +276,7 @@ async def _session_turns(
         sparse=query_sparse,
         limit=recipe.summary_hits,
         filter=flt,
+        score_threshold=recipe.similarity_floor,  # an unrelated session expands to nothing
     )
     sessions = [
         (hit.score, [str(u) for u in cast(list[object], hit.payload.get("episode_uids") or [])])

@@ -26,11 +26,11 @@ from graph.state import BookkeepingState
 from memory.compression import cut
 from memory.ranking import estimate_tokens
 from memory.schema import Episode, topic_slug
-from memory.services import Services, get_services
+from memory.services import Services
 from memory.services.chat import Tier
 from memory.services.usage import Usage
 from memory.sessions import SUMMARY_TOKENS, Draft, Summariser, extractive_draft, summarise_thread
-from memory.stores.base import NotFound
+from nodes.bookkeeping import _current
 from nodes.content import without_recall_echo
 from nodes.fallback import stage_note
 from nodes.knowledge_prompt import defang
@@ -137,10 +137,7 @@ def llm_summariser(services: Services, usage: Usage, model: str | None = None) -
 async def sessions(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Summarise the sessions of the episode's thread that the episode finished."""
     ctx = context_of(runtime.context)
-    services = await get_services()
-    episode = await services.graph.get_episode(ctx.user_id, state["episode_uid"])
-    if episode is None:
-        raise NotFound(f"episode {state['episode_uid']!r} of tenant {ctx.user_id!r} does not exist")
+    services, episode = await _current(state, runtime)
     usage = Usage()
     try:
         written = await summarise_thread(
