@@ -59,6 +59,7 @@ WRITE_PATH = (
     "memory.revision",
     "memory.salience",
     "memory.schema",
+    "memory.sessions",
     "memory.sparse",
     "memory.sponge",
     "memory.stores.graph.beliefs",
@@ -70,6 +71,7 @@ WRITE_PATH = (
     "memory.stores.graph.fields",
     "memory.stores.graph.inputs",
     "memory.stores.graph.snapshots",
+    "memory.stores.graph.summaries",
     "memory.stores.graph.tenant_state",
     "memory.stores.graph.topics",
     "memory.stores.qdrant",
@@ -83,6 +85,7 @@ WRITE_PATH = (
     "memory.stores.sqlite.features",
     "memory.stores.sqlite.rows",
     "memory.stores.sqlite.snapshots",
+    "memory.stores.sqlite.summaries",
     "memory.stores.sqlite.tenant_state",
     "memory.stores.sqlite.topics",
     "memory.timeparse",
@@ -108,6 +111,7 @@ WRITE_PATH = (
     "nodes.reflection",
     "nodes.route",
     "nodes.salience",
+    "nodes.sessions",
 )
 """Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
 while none of them has changed."""

@@ -72,9 +72,10 @@ class Recipe:
     """Summaries expanded per pass (the best matches)."""
     summary_turns: int = 3
     """Turns each expanded summary brings in, best first."""
-    summary_weight: float = 0.5
+    summary_weight: float = 0.25
     """Weight of the summaries' list in the fusion: a turn scores the summary's match (relative
-    to the best summary) / (1 + its rank within the session)."""
+    to the best summary) / (1 + its rank within the session). 0.25: measured against 0.1 and
+    0.5 (docs/decisions.md, session summaries)."""
     # ---- time
     time_boost: float = 0.15
     """Added to the relevance of episodes inside a time window named by the question."""

@@ -1,13 +1,15 @@
 """Session summaries on every graph backend, real stores and embedder, offline: a thread of ten
 daily sessions gets one summary per session (nine from bookkeeping, as each day's first turn
 finishes the day before; the last from the consolidation pass), and a broad question reaches
-the right session's turns through its summary."""
+the right session's turns through its summary (the ranks are the same on every backend: the
+uids are fixed and the vectors are the same)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 from graph.bookkeeping import run_episode
+from memory.candidates import Candidate
 from memory.consolidation import consolidate
 from memory.episodes import remember
 from memory.recipes import ablate, get_recipe
@@ -113,13 +115,20 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
     assert again.summaries == 0  # nothing twice
     assert await graph.list_summaries("alice") == summaries
 
-    # A broad question: the cat's session through its summary, every turn of it first.
+    # A broad question: the cat's session through its summary. Its turns gain on the turns of
+    # other sessions (at the default weight, 0.25, chosen on the development benchmarks:
+    # docs/decisions.md); without the summaries the third one lags further behind.
     question = "Tell me about my pet."
-    found = await retrieve(services, "alice", question, get_recipe("SIMPLE"), now)
-    assert {c.episode_uid for c in found[:3]} == {uid_of(5, i) for i in range(3)}
-    # Without the summaries one of them falls behind turns of other sessions.
+    cat_turns = {uid_of(5, i) for i in range(3)}
     plain = await retrieve(
         services, "alice", question, ablate(get_recipe("SIMPLE"), "summaries"), now
     )
-    assert {c.episode_uid for c in plain[:3]} != {uid_of(5, i) for i in range(3)}
-    assert uid_of(5, 2) in {c.episode_uid for c in plain[:10]}
+    default = await retrieve(services, "alice", question, get_recipe("SIMPLE"), now)
+    assert cat_turns <= {c.episode_uid for c in default[:5]}
+    assert {c.episode_uid for c in default[:2]} <= cat_turns
+
+    def lag(ranked: list[Candidate]) -> float:  # the third cat turn behind the best other turn
+        score = {c.episode_uid: c.score for c in ranked}
+        return max(v for u, v in score.items() if u not in cat_turns) - score[uid_of(5, 2)]
+
+    assert lag(default) < lag(plain)
