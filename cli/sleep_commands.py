@@ -73,5 +73,12 @@ def consolidate(
             f"reassessed ({report['beliefs_resolved']} resolved), {report['beliefs_removed']} "
             f"removed; apperception {report['apperception']}"
         )
+    reflection = report.get("reflection")
+    if isinstance(reflection, dict):  # deep: the personality snapshot reflected on
+        kept = {None: "no new snapshot", True: "new snapshot kept", False: "snapshot not kept"}
+        console.print(
+            f"  reflection: {reflection['reason'] or 'ran'}; {reflection['revisions']} beliefs "
+            f"revised; {kept[reflection['snapshot_kept']]}"
+        )
     for note in report.get("notes") or []:  # type: ignore[attr-defined]
         console.print(f"  {note}")

@@ -4,7 +4,9 @@
 `user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
 `nodes.forgetting`, which falls back to the utility thresholds offline), the concept namer
 (`nodes.concept_naming`), the diary writer (`nodes.diary_writing`) and the session summariser
-(`nodes.sessions`); offline labels, entries and extractive summaries without a model.
+(`nodes.sessions`); offline labels, entries and extractive summaries without a model. Deep sleep
+ends with a reflection of the personality snapshot (`nodes.reflection.reflect`, forced: the
+same triage, patches and snapshot rule as when bookkeeping triggers it).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.state import ConsolidationState
-from memory.consolidation import consolidate, parse_level, parse_now
+from memory.consolidation import Level, consolidate, parse_level, parse_now
 from memory.schema import as_utc
 from memory.services import get_services
 from memory.services.usage import Usage
 from nodes.concept_naming import llm_namer
 from nodes.diary_writing import llm_writer
 from nodes.forgetting import llm_classifier
+from nodes.reflection import ReflectionResult, reflect
 from nodes.sessions import llm_summariser
 
 
@@ -56,4 +59,21 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
             write_entries=write if online else None,
             summarise=llm_summariser(services, usage, ctx.model_structured),
         )
-    return {"report": report.summary(), "usage": usage.update()}
+        summary = report.summary()
+        if report.level is Level.DEEP:  # after the beliefs' own deep sleep, on what is left
+            reflection = await reflect(
+                services, ctx.user_id, usage=usage, model=ctx.model_structured, now=now, force=True
+            )
+            summary["reflection"] = reflection_summary(reflection)
+    return {"report": summary, "usage": usage.update()}
+
+
+def reflection_summary(result: ReflectionResult) -> dict[str, object]:
+    """What deep sleep's reflection did, for the report: whether it ran past triage, why, how
+    many beliefs it revised or created, and whether a new snapshot was kept (None: none)."""
+    return {
+        "ran": result.ran,
+        "reason": result.reason,
+        "revisions": len(result.revisions),
+        "snapshot_kept": None if result.snapshot is None else result.snapshot.accepted,
+    }

@@ -10,6 +10,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from graph.consolidation import run_consolidation
 from memory.beliefs import propose_snapshot
 from memory.revision import MAX_NEW_CONFIDENCE, MAX_PATCH_STEP
 from memory.schema import Belief, EvidenceKind
@@ -190,3 +191,43 @@ async def test_too_short_snapshot_is_rejected_and_the_previous_stays_current(
         assert result.ran and result.snapshot is not None and not result.snapshot.accepted
     assert await graph.current_snapshot(TENANT) == v1
     assert await graph.snapshot_history(TENANT) == [v1]
+
+
+async def test_deep_sleep_reflects_on_what_is_pending(services: Services, mind: Mind) -> None:
+    """Insights short of the trigger are reflected on at deep sleep, not left waiting for the
+    twentieth turn; a micro run does not reflect."""
+    mind.script(
+        ess={m: llm_ess("empirical", 0.85, "exercise") for m in TURNS[:1]},
+        assess={
+            m: [{"topic": "exercise-mood", "direction": "supports", "strength": 0.9}]
+            for m in TURNS[:1]
+        },
+        reflection=scripted_reflection,
+    )
+    await services.graph.upsert_belief(
+        Belief(
+            tenant=TENANT,
+            topic="exercise-mood",
+            statement="Regular exercise improves mood",
+            valence=0.1,
+            confidence=0.2,
+            updated_at=T0,
+        )
+    )
+    await services.graph.add_snapshot(TENANT, SNAPSHOT, T0)
+    t = await turn(services, TENANT, TURNS[0], at(1))
+    before = await status(services.graph, TENANT)
+    assert t.reflection is None and not before.due() and before.state.insights
+
+    later = (at(1) + timedelta(days=1)).isoformat()
+    micro = await run_consolidation(services, TENANT, "micro", later)
+    assert "reflection" not in micro["report"]
+    deep = await run_consolidation(services, TENANT, "deep", later)
+
+    reflection = deep["report"]["reflection"]
+    assert reflection["ran"] is True and reflection["reason"] != "triage: skipped"
+    state = await load_state(services.graph, TENANT)
+    assert state.reflections == 1 and state.insights == []
+    if mind.name == "scripted":  # the model's patch and extended snapshot landed
+        assert reflection["revisions"] >= 1 and reflection["snapshot_kept"] is True
+        assert [s.version for s in await services.graph.snapshot_history(TENANT)] == [2, 1]
