@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -147,7 +148,7 @@ class SqliteConnection:
             try:
                 conn.row_factory = sqlite3.Row
                 conn.execute("PRAGMA foreign_keys = ON")
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._enable_wal(conn)
                 # FULL: a commit survives power loss, not only a process crash. Measured on the
                 # dev VM (ext4, busy 2-core box, 1000 calls): create_episode p50 2.5-3.9 ms, p95
                 # 5.6-10 ms with FULL, vs p50 0.3 ms with NORMAL. FULL fits the ~5 ms p50 budget.
@@ -157,6 +158,25 @@ class SqliteConnection:
                 raise
             self._conn = conn
         return self._conn
+
+    def _enable_wal(self, conn: Conn) -> None:
+        """Switch the file to WAL, waiting up to the busy timeout for other processes.
+
+        The pragma takes a write lock, and SQLite skips the busy handler where it sees a
+        possible deadlock, answering "database is locked" at once. On a cold CI run two
+        processes opening one new file together failed here; retrying until the busy timeout
+        is the wait the busy handler would have given."""
+        deadline = time.monotonic() + self._busy_timeout_s
+        pause = 0.01
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if _primary_code(exc) != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _on_worker(self, lazy_setup: bool, fn: Callable[..., T], args: tuple[object, ...]) -> T:
         conn = self._connection()
