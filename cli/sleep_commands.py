@@ -16,7 +16,7 @@ def consolidate(
         "micro",
         "--level",
         help="micro (salience, utility, links), daily (+ expiry, concepts, diary), deep "
-        "(+ forgetting, beliefs, apperception).",
+        "(+ forgetting, beliefs, apperception, reflection).",
     ),
     now: str | None = typer.Option(
         None, "--now", help="ISO 8601 time to run at (simulates the passage of time)."
