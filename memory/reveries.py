@@ -24,7 +24,7 @@ REVERIE_FLOOR = 0.15
 roughly a third of its original similarity to anything, and unrelated texts near zero. The
 noise also moves a score by about 0.05 either way, so even a message that names the memory's
 subject falls under the floor now and then (about 1 in 30 for "Have I seen anything about
-penguins?" against a penguin documentary): the impression's words are the second way in."""
+penguins?" against a penguin documentary), so the impression's words recall it too."""
 
 IMPRESSION_PREFIX = "something about "
 """How every impression starts; its words match nothing (a reverie's sparse vector is built from
