@@ -79,17 +79,17 @@ _LINK = {
     "includes_episode": (
         "INSERT OR IGNORE INTO includes_episode (concept_uid, episode_uid, tenant) "
         "SELECT ?, uid, tenant FROM episodes "
-        "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))"
+        "WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))"
     ),
     "includes_fact": (
         "INSERT OR IGNORE INTO includes_fact (concept_uid, fact_uid, tenant) "
         "SELECT ?, uid, tenant FROM facts "
-        "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))"
+        "WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))"
     ),
     "recounts": (
         "INSERT OR IGNORE INTO recounts (diary_uid, episode_uid, tenant) "
         "SELECT ?, uid, tenant FROM episodes "
-        "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))"
+        "WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))"
     ),
 }
 _UNLINK = {
@@ -99,10 +99,10 @@ _UNLINK = {
 }
 _TERMS = """
 SELECT episode_uid AS uid, slug AS term FROM discusses
-WHERE tenant = :tenant AND episode_uid IN (SELECT value FROM json_each(:uids))
+WHERE +tenant = :tenant AND episode_uid IN (SELECT value FROM json_each(:uids))
 UNION
 SELECT episode_uid AS uid, entity_key AS term FROM mentions
-WHERE tenant = :tenant AND episode_uid IN (SELECT value FROM json_each(:uids))
+WHERE +tenant = :tenant AND episode_uid IN (SELECT value FROM json_each(:uids))
 ORDER BY uid, term
 """
 
@@ -212,7 +212,7 @@ class SqliteConcepts(SqliteConnection, ConceptStore):
         for r in rows:
             out.setdefault(str(r["uid"]), []).append(str(r["term"]))
         existing = await self._fetch(
-            "SELECT uid FROM episodes WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "SELECT uid FROM episodes WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return {str(r[0]): sorted(set(out.get(str(r[0]), []))) for r in existing}

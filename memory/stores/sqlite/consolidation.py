@@ -15,7 +15,7 @@ SELECT e.uid AS uid,
   + (SELECT COUNT(*) FROM co_retrieved c WHERE c.a = e.uid AND c.weight >= :strong)
   + (SELECT COUNT(*) FROM co_retrieved c WHERE c.b = e.uid AND c.weight >= :strong) AS n
 FROM episodes e
-WHERE e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
+WHERE +e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
 """
 
 # An episode is sole evidence when some active belief or current fact it backs has no other
@@ -23,14 +23,14 @@ WHERE e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
 _SOLE = """
 SELECT DISTINCT v.episode_uid AS uid
 FROM evidence v JOIN beliefs b ON b.uid = v.belief_uid
-WHERE v.tenant = :tenant AND b.tenant = :tenant AND b.confidence > 0
+WHERE +v.tenant = :tenant AND +b.tenant = :tenant AND b.confidence > 0
   AND v.episode_uid IN (SELECT value FROM json_each(:uids))
   AND NOT EXISTS (SELECT 1 FROM evidence o
                   WHERE o.belief_uid = v.belief_uid AND o.episode_uid <> v.episode_uid)
 UNION
 SELECT DISTINCT s.episode_uid AS uid
 FROM states s JOIN facts f ON f.uid = s.fact_uid
-WHERE s.tenant = :tenant AND f.tenant = :tenant AND f.superseded_by IS NULL
+WHERE +s.tenant = :tenant AND +f.tenant = :tenant AND f.superseded_by IS NULL
   AND s.episode_uid IN (SELECT value FROM json_each(:uids))
   AND NOT EXISTS (SELECT 1 FROM states o
                   WHERE o.fact_uid = s.fact_uid AND o.episode_uid <> s.episode_uid)

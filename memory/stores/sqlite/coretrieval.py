@@ -32,7 +32,7 @@ ON CONFLICT (a, b) DO UPDATE SET
 
 _LINKS = "SELECT * FROM co_retrieved WHERE tenant = ?"
 _LINKS_OF = """
-SELECT * FROM co_retrieved WHERE tenant = :tenant AND (
+SELECT * FROM co_retrieved WHERE +tenant = :tenant AND (
     a IN (SELECT value FROM json_each(:uids)) OR b IN (SELECT value FROM json_each(:uids)))
 """
 
@@ -43,7 +43,7 @@ def link_pairs(conn: Conn, tenant: str, pairs: list[tuple[str, str]], at: dateti
     have = {
         r[0]
         for r in conn.execute(
-            "SELECT uid FROM episodes WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "SELECT uid FROM episodes WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, ends),
         )
     }

@@ -72,7 +72,7 @@ SELECT e.uid,
     (SELECT n.uid FROM temporal_next t JOIN episodes n ON n.uid = t.dst
      WHERE t.src = e.uid AND n.thread_id = e.thread_id) AS next
 FROM episodes e
-WHERE e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
+WHERE +e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
 """
 
 _NEIGHBOURS = """
@@ -197,7 +197,7 @@ def _access(
     with immediate(conn):
         conn.execute(
             "UPDATE episodes SET access_count = access_count + 1, last_accessed = ? "
-            "WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (ts(at), tenant, json_list(uids)),
         )
         link_pairs(conn, tenant, pairs, at)
@@ -239,7 +239,7 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
 
     async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
         rows = await self._fetch(
-            "SELECT * FROM episodes WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "SELECT * FROM episodes WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [episode_of(r) for r in rows]

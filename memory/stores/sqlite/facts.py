@@ -214,7 +214,7 @@ class SqliteFacts(SqliteConnection, FactStore):
 
     async def _get_facts(self, tenant: str, uids: list[str]) -> list[Fact]:
         rows = await self._fetch(
-            "SELECT * FROM facts WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "SELECT * FROM facts WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [fact_of(r) for r in rows]

@@ -73,7 +73,7 @@ class SqliteFeatures(SqliteConnection, FeatureStore):
 
     async def _get_features(self, tenant: str, uids: list[str]) -> list[Feature]:
         rows = await self._fetch(
-            "SELECT * FROM features WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "SELECT * FROM features WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [feature_of(r) for r in rows]

@@ -46,7 +46,7 @@ _UPSERT = (
 _LINK = """
 INSERT OR IGNORE INTO summarises (summary_uid, episode_uid, tenant)
 SELECT ?, e.uid, e.tenant FROM episodes e
-WHERE e.tenant = ? AND e.uid IN (SELECT value FROM json_each(?))
+WHERE +e.tenant = ? AND e.uid IN (SELECT value FROM json_each(?))
 """
 
 
@@ -74,7 +74,7 @@ class SqliteSummaries(SqliteConnection, SummaryStore):
 
     async def _get_summaries(self, tenant: str, uids: list[str]) -> list[SessionSummary]:
         rows = await self._fetch(
-            "SELECT * FROM summaries WHERE tenant = ? AND uid IN (SELECT value FROM json_each(?))",
+            "SELECT * FROM summaries WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [summary_of(r) for r in rows]
