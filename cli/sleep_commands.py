@@ -24,10 +24,11 @@ def consolidate(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Consolidate memory: recompute salience and utility, expire, form concepts and the diary,
-    forget (see --level)."""
+    forget (see --level). Stops with exit code 2 if another process is consolidating the user."""
     from graph.consolidation import run_consolidation
     from memory.consolidation import parse_level, progress_to
     from memory.episodes import InvalidInput
+    from memory.leases import Busy
 
     try:
         chosen = parse_level(level)
@@ -47,7 +48,7 @@ def consolidate(
                 token = progress_to.set(tick)
                 try:
                     state = await run_consolidation(services, user, chosen.value, now)
-                except InvalidInput as exc:
+                except (InvalidInput, Busy) as exc:
                     raise CommandError(str(exc)) from None
                 finally:
                     progress_to.reset(token)

@@ -2,8 +2,9 @@
 
 Store and driver errors carry file paths, addresses and query text, which belong in the server
 log, not in a run's result. `shielded(node)` passes the errors meant for callers (a bad
-context, bad input, an unknown episode) through unchanged and replaces any other by a
-`ServiceError` naming the node and an id to find the full error in the log.
+context, bad input, an unknown episode, a consolidation already running in another process)
+through unchanged and replaces any other by a `ServiceError` naming the node and an id to find
+the full error in the log.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from langgraph.errors import GraphBubbleUp
 
 from graph.context import ContextError
 from memory.episodes import InvalidInput
+from memory.leases import Busy
 from memory.stores.base import NotFound
 
 log = logging.getLogger("mneme.server")
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
-PUBLIC = (ContextError, InvalidInput, NotFound, GraphBubbleUp)
+PUBLIC = (ContextError, InvalidInput, NotFound, Busy, GraphBubbleUp)
 """Errors whose messages are written for callers (and LangGraph's own control flow)."""
 
 

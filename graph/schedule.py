@@ -5,9 +5,11 @@ true. Every `MNEME_SLEEP_CHECK_S` it runs one cycle (`run_due`): for each tenant
 memories, the deepest level due (`memory.schedule.due_level`) through the consolidation graph,
 as Studio and `mneme consolidate` run it (with the LLM classifier when one is configured).
 Tenants go one after another and cycles never overlap (the loop awaits each); a tenant whose
-consolidation is already running in this process (a Studio run holds its lock) is left for the
-next cycle. Run the schedule on one server process only: across processes nothing stops two
-schedules from consolidating one tenant at once (each run is idempotent, but twice the work).
+consolidation is already running, in this process (a Studio run holds its lock) or in another
+(its lease is held, `memory.leases`: another worker's schedule, `mneme consolidate`), is left
+for the next cycle. So several server processes may run the schedule: each tenant's run happens
+in one of them at a time, and a run done by one counts as the last run for all (the times are
+in the store).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from graph.consolidation import run_consolidation
 from memory.consolidation import last_runs
 from memory.episodes import InvalidInput
+from memory.leases import Busy
 from memory.schedule import Intervals, due_level
 from memory.schema import as_utc, utcnow
 from memory.services import Services
@@ -42,6 +45,9 @@ async def run_due(
             continue
         try:
             state = await run_consolidation(services, tenant, level.value, at.isoformat())
+        except Busy:  # another process is consolidating this tenant now
+            log.info("schedule: %s is consolidating in another process; next cycle", tenant)
+            continue
         except InvalidInput as exc:  # e.g. memories dated after now: nothing to age yet
             log.warning("schedule: %s not consolidated: %s", tenant, exc)
             continue

@@ -212,6 +212,9 @@ class Settings(BaseSettings):
     """Seconds between deep runs (daily + forgetting, beliefs, apperception)."""
     sleep_check_s: float = Field(default=300.0, gt=0, validation_alias=_env("MNEME_SLEEP_CHECK_S"))
     """How often the scheduled server looks for tenants that are due."""
+    sleep_lease_s: float = Field(default=120.0, ge=3, validation_alias=_env("MNEME_SLEEP_LEASE_S"))
+    """Length of a tenant's consolidation lease (`memory.leases`): a run renews it every third
+    of this, so a killed process's lease frees this long after it last renewed."""
 
     @field_validator("embedding_runtime", mode="before")
     @classmethod

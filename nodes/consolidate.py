@@ -6,12 +6,14 @@
 (`nodes.concept_naming`), the diary writer (`nodes.diary_writing`) and the session summariser
 (`nodes.sessions`); offline labels, entries and extractive summaries without a model. Deep sleep
 ends with a reflection of the personality snapshot (`nodes.reflection.reflect`, forced: the
-same triage, patches and snapshot rule as when bookkeeping triggers it).
+same triage, patches and snapshot rule as when bookkeeping triggers it). A run holds the
+tenant's consolidation lease (`memory.leases`) throughout: one run per tenant across processes,
+and `Busy` for a run that finds another process's.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -19,6 +21,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.state import ConsolidationState
 from memory.consolidation import Level, consolidate, parse_level, parse_now
+from memory.leases import holding
 from memory.schema import as_utc
 from memory.services import get_services
 from memory.services.usage import Usage
@@ -48,7 +51,11 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     classify = llm_classifier(services, now, usage=usage, model=ctx.model_structured)
     name = llm_namer(services, usage=usage, model=ctx.model_structured)
     write = llm_writer(services, usage=usage, model=ctx.model_structured)
-    async with services.locks.get("consolidation", ctx.user_id):  # one run per tenant at a time
+    ttl = timedelta(seconds=services.settings.sleep_lease_s)
+    async with (
+        services.locks.get("consolidation", ctx.user_id),  # one run per tenant in this process
+        holding(services.graph, ctx.user_id, ttl),  # and across processes (`Busy` if held)
+    ):
         report = await consolidate(
             services,
             ctx.user_id,

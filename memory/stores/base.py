@@ -2,7 +2,7 @@
 
 `GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
 episodes, topics, entities, beliefs, facts, features, snapshots, session summaries, tenant
-state, consolidation, co-retrieval links, concepts and diary); callers use the composite.
+state, consolidation, co-retrieval links, concepts and diary, leases); callers use the composite.
 The vector value types below are shared by the vector index and its callers.
 
 Contracts every backend honours (the contract suite in `tests/contract/` checks them):
@@ -37,6 +37,7 @@ from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
 from memory.stores.graph.features import FeatureStore
+from memory.stores.graph.leases import Lease, LeaseStore
 from memory.stores.graph.snapshots import SnapshotStore
 from memory.stores.graph.summaries import SummaryStore
 from memory.stores.graph.tenant_state import TenantStateStore
@@ -45,6 +46,7 @@ from memory.stores.graph.topics import TopicStore
 __all__ = [
     "CreateResult",
     "GraphStore",
+    "Lease",
     "NotFound",
     "SchemaMismatch",
     "SparseVector",
@@ -70,9 +72,10 @@ class GraphStore(
     ConsolidationStore,
     ConceptStore,
     CoRetrievalStore,
+    LeaseStore,
 ):
     """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
-    semantic features, session summaries, concepts and diary entries."""
+    semantic features, session summaries, concepts and diary entries, and leases."""
 
     backend: str
     """`sqlite` or `neo4j`."""

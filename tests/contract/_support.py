@@ -1,8 +1,13 @@
-"""Helpers shared by the contract tests: a fixed clock and an episode builder."""
+"""Helpers shared by the contract tests: a fixed clock, an episode builder and the store
+opening of child processes."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from memory.schema import NewEpisode
 
@@ -33,4 +38,43 @@ def new_episode(
         agent_text=agent_text,
         created_at=at(minutes),
         **extra,
+    )
+
+
+CHILD_OPEN_STORE = """
+import os
+
+def open_store(backend, target):
+    if backend == "sqlite":
+        from memory.stores.sqlite import SqliteGraphStore
+        return SqliteGraphStore(target)
+    from memory.stores.neo4j import Neo4jGraphStore
+    return Neo4jGraphStore(
+        uri=target,
+        user=os.environ.get("NEO4J_USER", "neo4j"),
+        password=os.environ.get("NEO4J_PASSWORD") or None,
+        database=os.environ.get("NEO4J_DATABASE", "neo4j"),
+    )
+"""
+"""Source a child process runs first: `open_store(backend, target)`, a SQLite file or the Neo4j
+at a URI, as the parent's `graph` fixture opens it."""
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def spawn_child(code: str, *args: str) -> asyncio.subprocess.Process:
+    """`python -c code args...` on this checkout, its stdin, stdout and stderr piped."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        code,
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )

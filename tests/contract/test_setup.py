@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sqlite3
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -17,33 +15,19 @@ from memory.settings import Settings
 from memory.stores.base import GraphStore, SchemaMismatch, StoreError, StoreUnavailable
 from memory.stores.sqlite import SqliteGraphStore
 
-from ._support import new_episode
-
-ROOT = Path(__file__).resolve().parents[2]
+from ._support import CHILD_OPEN_STORE, new_episode, spawn_child
 
 # Run by each child process: wait for a shared start time, then set up and write, repeatedly.
-CHILD = textwrap.dedent(
+CHILD = CHILD_OPEN_STORE + textwrap.dedent(
     """
-    import asyncio, os, sys, time
+    import asyncio, sys, time
     from memory.schema import NewEpisode
 
     backend, target, name, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 
-    def open_store():
-        if backend == "sqlite":
-            from memory.stores.sqlite import SqliteGraphStore
-            return SqliteGraphStore(target)
-        from memory.stores.neo4j import Neo4jGraphStore
-        return Neo4jGraphStore(
-            uri=target,
-            user=os.environ.get("NEO4J_USER", "neo4j"),
-            password=os.environ.get("NEO4J_PASSWORD") or None,
-            database=os.environ.get("NEO4J_DATABASE", "neo4j"),
-        )
-
     async def main():
         for i in range(4):
-            store = open_store()
+            store = open_store(backend, target)
             if i == 0:
                 time.sleep(max(0.0, start - time.time()))
             await store.setup()
@@ -73,25 +57,9 @@ async def test_setup_from_two_processes_at_once(graph: GraphStore, tmp_path: Pat
     else:
         target = os.environ["NEO4J_URI"]
         checker = graph
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
     start = f"{time.time() + 2.0:.3f}"  # after both interpreters have imported everything
     procs = [
-        await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            CHILD,
-            graph.backend,
-            target,
-            name,
-            start,
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        for name in ("one", "two")
+        await spawn_child(CHILD, graph.backend, target, name, start) for name in ("one", "two")
     ]
     outputs = [await p.communicate() for p in procs]
     for proc, (_, err) in zip(procs, outputs, strict=True):

@@ -1,11 +1,16 @@
 """`mneme consolidate` on a real embedded store, as a user would run it: clear errors for a bad
-level or time, then a deep run along a simulated clock that forgets nothing knowledge rests on."""
+level or time, then a deep run along a simulated clock that forgets nothing knowledge rests on;
+a clear stop (exit 2) while another process consolidates the same user."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
+from memory.leases import CONSOLIDATION
+from memory.schema import utcnow
+from memory.stores.sqlite import SqliteGraphStore
 from tests.integration.test_cli_knowledge import DATA, cli, data_dir
 
 __all__ = ["data_dir"]
@@ -44,3 +49,35 @@ async def test_consolidate_checks_its_input_and_sleeps(data_dir: Path, tmp_path:
     code, out = await cli("consolidate", "--user", "nora", "--level", "deep", "--now", "2030-01-02")
     assert code == 0 and "0 pinned" in out and "0 forgotten" in out  # the deep run did it all
     assert f"apperception {report['apperception']}" in out  # nothing changed since
+
+
+async def test_consolidate_stops_while_another_process_consolidates(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    for user in ("nora", "sam"):
+        code, out = await cli("ingest", str(_one_session(tmp_path)), "--user", user)
+        assert code == 0, out
+    # Another process (a server's schedule) holds nora's lease in the same graph file.
+    other = SqliteGraphStore(data_dir / "graph.sqlite3")
+    try:
+        await other.take_lease("nora", CONSOLIDATION, "server pid 1", utcnow(), timedelta(hours=1))
+        code, out = await cli("consolidate", "--user", "nora")
+        assert code == 2, out
+        assert "consolidation of 'nora' is running in another process" in out
+        assert "try again when it has finished" in out
+        code, out = await cli("consolidate", "--user", "sam")  # another user is not held up
+        assert code == 0, out
+        assert await other.release_lease("nora", CONSOLIDATION, "server pid 1")
+    finally:
+        await other.close()
+    code, out = await cli("consolidate", "--user", "nora")
+    assert code == 0 and "nora at" in out, out
+
+
+def _one_session(tmp_path: Path) -> Path:
+    conversation = json.loads(DATA.read_text("utf-8"))
+    conversation["sessions"] = conversation["sessions"][:1]
+    conversation.pop("questions", None)
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(conversation) + "\n", "utf-8")
+    return path

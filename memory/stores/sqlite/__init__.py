@@ -3,7 +3,7 @@
 Tables mirror the graph: nodes are rows, edges are tables keyed by both ends, and traversals are
 recursive CTEs. `connection` owns the file, its worker thread and setup; each kind module
 (episodes, topics, entities, beliefs, facts, features, snapshots, summaries,
-tenant_state) holds its tables' DDL and
+tenant_state, leases) holds its tables' DDL and
 SQL as a mixin, and `SqliteGraphStore` is assembled from them here. Every value is bound as a
 parameter. It knows nothing of LangGraph, vectors or scoring.
 """
@@ -21,6 +21,7 @@ from memory.stores.sqlite import (
     episodes,
     facts,
     features,
+    leases,
     snapshots,
     summaries,
     tenant_state,
@@ -54,6 +55,7 @@ class SqliteGraphStore(
     consolidation.SqliteConsolidation,
     concepts.SqliteConcepts,
     coretrieval.SqliteCoRetrieval,
+    leases.SqliteLeases,
     GraphStore,
 ):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
