@@ -20,6 +20,7 @@ from cli import (
     keys_commands,
     knowledge_commands,
     mcp_commands,
+    pin_commands,
     sleep_commands,
     store_commands,
 )
@@ -58,6 +59,8 @@ app.command()(mcp_commands.mcp)
 app.command()(sleep_commands.consolidate)
 app.command()(diary_commands.concepts)
 app.command()(diary_commands.diary)
+app.command()(pin_commands.pin)
+app.command()(pin_commands.unpin)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)

@@ -24,8 +24,8 @@ def mcp(
         help=f"{USER_HELP} stdio only, and only without API keys; else MNEME_MCP_KEY decides.",
     ),
 ) -> None:
-    """Serve the memory tools (remember, recall, facts, beliefs, forget) over MCP, one user per
-    connection: stdio's from MNEME_MCP_KEY (or --user without keys), HTTP's from each request's
+    """Serve the memory tools (remember, recall, facts, beliefs, forget, pin_memory,
+    unpin_memory) over MCP, one user per connection: stdio's from MNEME_MCP_KEY (or --user without keys), HTTP's from each request's
     bearer key."""
     from graph.mcp_server import McpSetupError, serve_http, serve_stdio, stdio_user
     from memory.settings import ConfigError, load_settings

@@ -1,10 +1,10 @@
-"""Read commands through a running mneme server, for when that server holds the embedded
-vector index (only one process can open a Qdrant Edge directory).
+"""Commands through a running mneme server, for when that server holds the embedded vector
+index (only one process can open a Qdrant Edge directory).
 
-`mneme recall` and `mneme facts` call `through_server` when opening the stores fails with
-`StoreLocked`: with MNEME_SERVER_URL set they ask the server's REST routes (`graph/rest.py`)
-with MNEME_SERVER_KEY, else they stop with a message saying how to proceed. Nothing here
-writes.
+`mneme recall`, `mneme facts`, `mneme pin` and `mneme unpin` call `through_server` when opening
+the stores fails with `StoreLocked`: with MNEME_SERVER_URL set they call the server's REST
+routes (`graph/rest.py`) with MNEME_SERVER_KEY, else they stop with a message saying how to
+proceed. The only writes are the pin routes (`PUT` / `DELETE /memories/{uid}/pin`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,15 @@ def _detail(response: httpx.Response) -> str:
 
 
 async def through_server(
-    settings: Settings, locked: StoreLocked, path: str, params: dict[str, Any]
+    settings: Settings,
+    locked: StoreLocked,
+    path: str,
+    params: dict[str, Any],
+    *,
+    method: str = "GET",
 ) -> Any:
-    """GET `path` of the server at MNEME_SERVER_URL (the JSON answer); a `CommandError` saying
-    what to do when it is unset, unreachable or refuses."""
+    """`method` `path` of the server at MNEME_SERVER_URL (the JSON answer); a `CommandError`
+    saying what to do when it is unset, unreachable or refuses."""
     url = settings.server_url
     if not url:
         raise CommandError(
@@ -52,7 +57,7 @@ async def through_server(
     err.print(f"[dim]the stores are held by {holder_of(locked)}; asking the server at {url}[/]")
     try:
         async with httpx.AsyncClient(base_url=url, headers=headers, timeout=TIMEOUT_S) as http:
-            response = await http.get(path, params=params)
+            response = await http.request(method, path, params=params)
     except httpx.HTTPError as exc:
         raise CommandError(
             f"MNEME_SERVER_URL={url} does not answer ({type(exc).__name__}); start the server "
@@ -68,6 +73,8 @@ async def through_server(
             f"the server at {url} refused: {_detail(response)}; --user must be the user of "
             f"MNEME_SERVER_KEY"
         )
+    if response.status_code == 404:  # the uid named is not one of this user's
+        raise CommandError(_detail(response))
     if response.status_code >= 400:
         raise CommandError(
             f"the server at {url} answered {response.status_code}: {_detail(response)}"

@@ -1,5 +1,6 @@
 """mneme's memory as an MCP server (`mneme mcp`): tools `remember`, `recall`, `facts`,
-`beliefs` and `forget`, each acting on one user, the connection's.
+`beliefs`, `forget`, `pin_memory` and `unpin_memory`, each acting on one user, the
+connection's.
 
 - **stdio** (`mneme mcp`): the process is the connection. Its user is the one behind the key in
   `MNEME_MCP_KEY` (an API key or JWT, checked like the server's), or, on a machine with no keys
@@ -33,6 +34,7 @@ from memory.api import (
     FactView,
     InvalidInput,
     Memory,
+    MemoryItem,
     NotFound,
     SearchHit,
 )
@@ -73,13 +75,13 @@ class _Opened:
 
 
 def build_server(opened: _Opened) -> MCPServer[Any]:
-    """The MCP server with mneme's five tools over `opened`'s memory."""
+    """The MCP server with mneme's seven tools over `opened`'s memory."""
     server: MCPServer[Any] = MCPServer(
         name="mneme",
         instructions=(
             "Long-term memory of the user this connection belongs to. `remember` what is worth "
             "keeping, `recall` before answering questions about the past, `facts` for what is "
-            "currently known, `forget` a memory by uid."
+            "currently known, `forget` a memory by uid, `pin_memory` a turn that must never fade."
         ),
     )
 
@@ -128,6 +130,17 @@ def build_server(opened: _Opened) -> MCPServer[Any]:
     async def forget(uid: str) -> DeleteReport:
         """Delete one memory (a turn, with what only it supports, or a fact) by uid."""
         return await call(lambda m, u: m.delete(u, uid))
+
+    @server.tool()
+    async def pin_memory(uid: str) -> MemoryItem:
+        """Pin one of the user's turns by uid: sleep never archives, expires or forgets it, and
+        it does not decay (an archived one is restored)."""
+        return await call(lambda m, u: m.pin(u, uid))
+
+    @server.tool()
+    async def unpin_memory(uid: str) -> MemoryItem:
+        """Unpin one of the user's turns by uid: an ordinary memory again."""
+        return await call(lambda m, u: m.unpin(u, uid))
 
     return server
 

@@ -1,6 +1,7 @@
-"""`mneme recall`, `facts` and `doctor` while `langgraph dev` holds the embedded vector index
-(its lock), on SQLite and Neo4j: with MNEME_SERVER_URL and a key they read through the server's
-REST routes; without, or with a wrong key or user, they stop with a message saying what to do."""
+"""`mneme recall`, `facts`, `doctor`, `pin` and `unpin` while `langgraph dev` holds the embedded
+vector index (its lock), on SQLite and Neo4j: with MNEME_SERVER_URL and a key they go through
+the server's REST routes; without, or with a wrong key or user, they stop with a message saying
+what to do."""
 
 from __future__ import annotations
 
@@ -73,6 +74,31 @@ def test_read_commands_go_through_the_server_holding_the_stores(held: Server) ->
     doctor = mneme(data, extra, "doctor", **through)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "held by process" in doctor.stdout and "answers" in doctor.stdout
+
+
+def test_pin_and_unpin_go_through_the_server_holding_the_stores(held: Server) -> None:
+    url, keys, data, extra = held
+    alice, bob = list(keys)
+    with client(url, keys[alice]) as a:
+        added = a.post("/memories", json={"messages": "Keep this: my passport expires in May."})
+        assert added.status_code == 201, added.text
+        uid = added.json()["uids"][0]
+        processed(a, [uid])
+        through = {"MNEME_SERVER_URL": url, "MNEME_SERVER_KEY": keys[alice]}
+        done = mneme(data, extra, "pin", uid, "--user", alice, "--json", **through)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["pinned"] is True
+        assert a.get(f"/memories/{uid}").json()["pinned"] is True
+        done = mneme(data, extra, "unpin", uid, "--user", alice, **through)
+        assert done.returncode == 0 and f"unpinned {uid}" in done.stdout, done.stderr
+        assert a.get(f"/memories/{uid}").json()["pinned"] is False
+
+        unknown = mneme(data, extra, "pin", "no-such-uid", "--user", alice, **through)
+        assert unknown.returncode == 2 and "no episode 'no-such-uid'" in unknown.stderr
+        as_bob = {"MNEME_SERVER_URL": url, "MNEME_SERVER_KEY": keys[bob]}
+        denied = mneme(data, extra, "pin", uid, "--user", bob, **as_bob)  # not bob's turn
+        assert denied.returncode == 2 and f"no episode '{uid}'" in denied.stderr
+        assert a.get(f"/memories/{uid}").json()["pinned"] is False
 
 
 def test_without_the_server_or_its_key_they_say_how(held: Server) -> None:

@@ -1,4 +1,4 @@
-"""`mneme mcp` end to end with the MCP client library over stdio: the five tools on the
+"""`mneme mcp` end to end with the MCP client library over stdio: the seven tools on the
 embedded default, one user per connection from its key, another user's memory unreachable, and
 bad calls answered as tool errors without internals."""
 
@@ -70,7 +70,15 @@ async def test_the_tools_over_stdio_act_for_the_key_holder_only(
         async with ClientSession(read, write) as ada:
             await ada.initialize()
             tools = {t.name for t in (await ada.list_tools()).tools}
-            assert tools == {"remember", "recall", "facts", "beliefs", "forget"}
+            assert tools == {
+                "remember",
+                "recall",
+                "facts",
+                "beliefs",
+                "forget",
+                "pin_memory",
+                "unpin_memory",
+            }
             first = payload(await ada.call_tool("remember", {"text": "I live in Lyon."}))
             second = payload(
                 await ada.call_tool("remember", {"text": "We finally moved to Porto last week!"})
@@ -80,6 +88,12 @@ async def test_the_tools_over_stdio_act_for_the_key_holder_only(
             facts = payload(await ada.call_tool("facts", {}))
             assert [f["value"] for f in facts if f["attribute"] == "home"] == ["Porto"]
             assert payload(await ada.call_tool("beliefs", {})) == []
+            kept = payload(await ada.call_tool("pin_memory", {"uid": first["uids"][0]}))
+            assert (kept["uid"], kept["pinned"]) == (first["uids"][0], True)
+            again = payload(await ada.call_tool("unpin_memory", {"uid": first["uids"][0]}))
+            assert again["pinned"] is False
+            bad = await ada.call_tool("pin_memory", {"uid": "no-such-uid"})
+            assert bad.is_error and "no episode 'no-such-uid'" in bad.content[0].text
             forgot = payload(await ada.call_tool("forget", {"uid": second["uids"][0]}))
             assert forgot["kind"] == "episode" and forgot["facts_deleted"]
             bad = await ada.call_tool("forget", {"uid": "no-such-uid"})
@@ -95,6 +109,8 @@ async def test_the_tools_over_stdio_act_for_the_key_holder_only(
             assert payload(await bob.call_tool("facts", {"history": True})) == []
             denied = await bob.call_tool("forget", {"uid": first["uids"][0]})
             assert denied.is_error and "no memory" in denied.content[0].text
+            denied = await bob.call_tool("pin_memory", {"uid": first["uids"][0]})
+            assert denied.is_error and "no episode" in denied.content[0].text
 
 
 @pytest.mark.parametrize(
