@@ -58,6 +58,8 @@ class AgentState(TypedDict, total=False):
     """The agent's semantic features related to the turn, when the router asked for them."""
     reveries: list[dict[str, Any]]
     """Faded impressions of forgotten memories near the turn (`memory.reveries`)."""
+    diary: list[dict[str, Any]]
+    """The diary entries of the days the turn asks about (`memory.diary_recall`)."""
 
     ess: dict[str, Any]
     """Evidence Strength Score of the user's message and whether the gate passed."""

@@ -36,6 +36,7 @@ from nodes.content import (
     bounded,
     content_text,
 )
+from nodes.diary_context import diary_block
 from nodes.knowledge_prompt import (
     defang,
     fact_line,
@@ -294,6 +295,7 @@ def system_prompt(
     thread: str = "",
     ordering: bool = False,
     acquaintance: str = "",
+    diary: str = "",
 ) -> str:
     """Assemble the reply's system prompt."""
     parts = [
@@ -321,6 +323,8 @@ def system_prompt(
         parts.append(f"# Memories\n{rules}\n{memories_text}")
     else:
         parts.append("# Memories\nNothing in your memory matches this message.")
+    if diary:
+        parts.append(f"# Your diary of those days\n{diary}")
     if reveries:
         parts.append(f"# Faded impressions\n{reveries}")
     parts.append("Answer the user's latest message directly and briefly.")
@@ -487,6 +491,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
                     thread_block(layers, ctx),
                     ordering,
                     acquaintance,
+                    diary_block(list(state.get("diary") or [])),
                 )
             ),
             *history(state.get("messages", [])),

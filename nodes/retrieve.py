@@ -2,9 +2,10 @@
 
 The search itself lives in `memory.retrieval`; this node turns the route decision into a recipe
 and queries, adds the agent's beliefs for BELIEF_QUERY turns and its semantic features when the
-router asks (`search_features`) and the reveries near the message (`memory.reveries`), and
-degrades to "no memories" with
-a logged warning if a store fails, so the reply still happens.
+router asks (`search_features`), the reveries near the message (`memory.reveries`) and the
+diary entries of the period the message asks about (`memory.diary_recall`, beside the
+candidates, never among them), and degrades to "no memories" with a logged warning if a store
+fails, so the reply still happens.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from langgraph.runtime import Runtime
 from graph.context import Context, context_of
 from graph.state import AgentState
 from memory.beliefs import belief_views
+from memory.diary_recall import diary_of_period
 from memory.features import search_features
 from memory.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval import retrieve as search_memory
@@ -86,12 +88,14 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
             else []
         )
         reveries = await vague_recall(services, ctx.user_id, text)
+        diary = await diary_of_period(services, ctx.user_id, text, utcnow())
     except Exception as exc:
         log.warning("memory search failed (%s); answering without memories", exc)
-        return {"candidates": [], "beliefs": [], "features": [], "reveries": []}
+        return {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
     return {
         "candidates": [c.as_dict() for c in found],
         "beliefs": beliefs[:MAX_BELIEFS],
         "features": features,
         "reveries": reveries,
+        "diary": diary,
     }

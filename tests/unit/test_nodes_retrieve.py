@@ -107,7 +107,7 @@ async def test_store_failure_means_no_memories(agent_services, offline, monkeypa
 
     monkeypatch.setattr(agent_services.vectors, "search", broken)
     out = await retrieve({**human("What is my dog called?"), "route": SIMPLE_ROUTE}, runtime())
-    assert out == {"candidates": [], "beliefs": [], "features": [], "reveries": []}
+    assert out == {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
 
 
 def test_queries_come_from_passes_or_the_message() -> None:
