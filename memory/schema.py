@@ -402,6 +402,56 @@ class DiaryEntry(Record):
     created_at: datetime
 
 
+class GoalStatus(StrEnum):
+    """Where a goal stands (`memory.goals` reassesses it at deep sleep)."""
+
+    ACTIVE = "active"
+    COMPLETED = "completed"
+    ABANDONED = "abandoned"
+    EVOLVED = "evolved"
+    """Replaced by a newer goal fact about the same thing (the knowledge layer superseded it)."""
+
+
+class Goal(Record):
+    """What someone is working towards: one goal fact (TRACKS) with its status, and the reason
+    and the episode the status rests on. uid = `stable_uid(tenant, "goal", fact_uid)`; the
+    episodes that state it are the fact's sources (STATES)."""
+
+    uid: str
+    tenant: str
+    fact_uid: str
+    text: str
+    """The goal fact's text."""
+    subject: str = USER_SUBJECT
+    """Whose goal it is (the fact's subject)."""
+    status: GoalStatus = GoalStatus.ACTIVE
+    reason: str = ""
+    """Why it has this status (empty while active as stated)."""
+    evidence_uid: str | None = None
+    """The episode the status rests on (a turn saying it was done or given up, the newer goal's
+    turn, the last mention); None while active as stated."""
+    stated_at: datetime
+    changed_at: datetime
+    """When the status last changed (the run's time, simulated or not)."""
+
+
+class Emotion(Record):
+    """An emotion a person expressed in one episode (FELT_IN), from the salience appraisal's
+    emotion words: one node per word, with the turn's emotion intensity.
+    uid = `stable_uid(tenant, "emotion", episode_uid, name)`."""
+
+    uid: str
+    tenant: str
+    episode_uid: str
+    person: str = USER_SUBJECT
+    """Who felt it, as facts name a subject: `USER_SUBJECT`, or the speaker of a `Name:` turn."""
+    name: str
+    """The emotion word, lower case (`stressed`, `excited`)."""
+    intensity: float = Field(ge=0.0, le=1.0)
+    felt_at: datetime
+    """When the episode was said."""
+
+
 class SessionSummary(Record):
     """A finished session of a thread (its turns with no idle gap, within one day) as one memory:
     the summary's text and topics, its time span and the episodes it summarises (`memory.sessions`).

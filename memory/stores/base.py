@@ -2,7 +2,8 @@
 
 `GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
 episodes, topics, entities, beliefs, facts, features, snapshots, session summaries, tenant
-state, consolidation, co-retrieval links, concepts and diary, leases); callers use the composite.
+state, consolidation, co-retrieval links, concepts and diary, leases, goals and emotions);
+callers use the composite.
 The vector value types below are shared by the vector index and its callers.
 
 Contracts every backend honours (the contract suite in `tests/contract/` checks them):
@@ -37,6 +38,7 @@ from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
 from memory.stores.graph.features import FeatureStore
+from memory.stores.graph.goals import GoalStore
 from memory.stores.graph.leases import Lease, LeaseStore
 from memory.stores.graph.snapshots import SnapshotStore
 from memory.stores.graph.summaries import SummaryStore
@@ -73,9 +75,11 @@ class GraphStore(
     ConceptStore,
     CoRetrievalStore,
     LeaseStore,
+    GoalStore,
 ):
     """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
-    semantic features, session summaries, concepts and diary entries, and leases."""
+    semantic features, session summaries, concepts and diary entries, leases, goals and
+    emotions."""
 
     backend: str
     """`sqlite` or `neo4j`."""

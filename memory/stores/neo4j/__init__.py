@@ -1,7 +1,8 @@
 """The production graph store: Neo4j over Bolt, through the official async driver.
 
 `connection` owns the driver, sessions, retries and setup; each kind module (episodes, topics,
-entities, beliefs, facts, features, snapshots, summaries, tenant_state, leases) holds its parameterised Cypher and its
+entities, beliefs, facts, features, goals and emotions, snapshots, summaries, tenant_state,
+leases) holds its parameterised Cypher and its
 constraints as a mixin, and `Neo4jGraphStore` is assembled from them here. Properties are mapped
 from the record models by `props`. It knows nothing of LangGraph, vectors or scoring.
 
@@ -22,6 +23,7 @@ from memory.stores.neo4j import (
     episodes,
     facts,
     features,
+    goals,
     leases,
     snapshots,
     summaries,
@@ -46,6 +48,7 @@ class Neo4jGraphStore(
     concepts.Neo4jConcepts,
     coretrieval.Neo4jCoRetrieval,
     leases.Neo4jLeases,
+    goals.Neo4jGoals,
     GraphStore,
 ):
     """GraphStore over a Neo4j 5 server (Community or Enterprise), one driver per instance."""
@@ -62,6 +65,7 @@ class Neo4jGraphStore(
         *snapshots.SCHEMA,
         *features.SCHEMA,
         *concepts.SCHEMA,
+        *goals.SCHEMA,
         *summaries.SCHEMA,
     )
     migrations = episodes.MIGRATIONS

@@ -104,6 +104,8 @@ _ERASE_BY_LABEL: tuple[LiteralString, ...] = tuple(
         "TenantState",
         "Concept",
         "DiaryEntry",
+        "Goal",
+        "Emotion",
     )
 )
 """Every label of a tenant's nodes (each has a `tenant` property); labels from our own code."""

@@ -36,6 +36,10 @@ RETURN f.uid AS uid ORDER BY uid
 
 _DELETE_FACT = """
 OPTIONAL MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant
+CALL (f) {
+  OPTIONAL MATCH (g:Goal)-[:TRACKS]->(f)
+  DETACH DELETE g
+}
 DETACH DELETE f
 RETURN count(f) AS deleted
 """

@@ -97,8 +97,13 @@ SET e.agent_text = $agent_text, e.content = $content, e.content_hash = $hash,
     e.status = CASE WHEN e.status = 'pending' THEN 'pending' ELSE 'stored' END
 """
 
+# Its emotions go with it (`memory.stores.neo4j.goals`).
 _DELETE_EPISODE = """
 MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+CALL (e) {
+  OPTIONAL MATCH (m:Emotion)-[:FELT_IN]->(e)
+  DETACH DELETE m
+}
 OPTIONAL MATCH (p:Episode)-[:TEMPORAL_NEXT]->(e)
 OPTIONAL MATCH (e)-[:TEMPORAL_NEXT]->(s:Episode)
 DETACH DELETE e

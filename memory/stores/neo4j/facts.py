@@ -47,8 +47,13 @@ MATCH (old:Fact) WHERE old.tenant = $tenant AND old.superseded_by = $uid
 SET old.superseded_by = null, old.valid_to = null
 """
 
+# Its goal goes with it (`memory.stores.neo4j.goals`).
 _DELETE_FACT = """
 MATCH (f:Fact {uid: $uid}) WHERE f.tenant = $tenant
+CALL (f) {
+  OPTIONAL MATCH (g:Goal)-[:TRACKS]->(f)
+  DETACH DELETE g
+}
 DETACH DELETE f
 RETURN count(*) AS deleted
 """

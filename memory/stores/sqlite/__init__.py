@@ -2,7 +2,7 @@
 
 Tables mirror the graph: nodes are rows, edges are tables keyed by both ends, and traversals are
 recursive CTEs. `connection` owns the file, its worker thread and setup; each kind module
-(episodes, topics, entities, beliefs, facts, features, snapshots, summaries,
+(episodes, topics, entities, beliefs, facts, features, goals and emotions, snapshots, summaries,
 tenant_state, leases) holds its tables' DDL and
 SQL as a mixin, and `SqliteGraphStore` is assembled from them here. Every value is bound as a
 parameter. It knows nothing of LangGraph, vectors or scoring.
@@ -21,6 +21,7 @@ from memory.stores.sqlite import (
     episodes,
     facts,
     features,
+    goals,
     leases,
     snapshots,
     summaries,
@@ -56,6 +57,7 @@ class SqliteGraphStore(
     concepts.SqliteConcepts,
     coretrieval.SqliteCoRetrieval,
     leases.SqliteLeases,
+    goals.SqliteGoals,
     GraphStore,
 ):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
@@ -72,6 +74,7 @@ class SqliteGraphStore(
         *snapshots.DDL,
         *features.DDL,
         *concepts.DDL,
+        *goals.DDL,
         *coretrieval.DDL,
         *summaries.DDL,
     )
