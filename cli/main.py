@@ -17,6 +17,7 @@ from cli import (
     bench_commands,
     diary_commands,
     eval_commands,
+    goal_commands,
     keys_commands,
     knowledge_commands,
     mcp_commands,
@@ -61,6 +62,7 @@ app.command()(diary_commands.concepts)
 app.command()(diary_commands.diary)
 app.command()(pin_commands.pin)
 app.command()(pin_commands.unpin)
+app.command()(goal_commands.goals)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)

@@ -14,6 +14,8 @@ Routes (typed request and response schemas, in the server's `/openapi.json`):
     GET    /beliefs                the agent's beliefs from this user's conversations
     GET    /concepts               concepts daily sleep formed (recurring turns, their loops)
     GET    /diary                  the agent's diary entries, one per day of conversation
+    GET    /goals[?status=]        goals and where they stand (reassessed at deep sleep)
+    GET    /emotions               emotions the caller's turns named, with their intensity
     GET    /users/{id}/export      everything held about the user
     POST   /users/{id}/import      replay an export as the user's memory
     DELETE /users/{id}             erase the user from both stores
@@ -43,8 +45,10 @@ from memory.api import (
     ConceptView,
     DeleteReport,
     DiaryView,
+    EmotionView,
     EraseReport,
     FactView,
+    GoalView,
     InvalidInput,
     Memory,
     MemoryExport,
@@ -54,6 +58,7 @@ from memory.api import (
     SearchHit,
     TooLarge,
 )
+from memory.schema import GoalStatus
 from memory.services import get_services
 from memory.store_query import MAX_QUERY_K, QueryResult, StoreName, query_store
 from memory.stores.base import StoreUnavailable
@@ -235,6 +240,24 @@ async def list_diary(request: Request, user: UserParam = None) -> list[DiaryView
     """The agent's diary of its days with the caller, oldest day first."""
     tenant = caller(request, user)
     return await answer(lambda m: m.diary(tenant))
+
+
+@router.get("/goals", response_model=list[GoalView])
+async def list_goals(
+    request: Request,
+    user: UserParam = None,
+    status: Annotated[GoalStatus | None, Query(description="Only goals with this status.")] = None,
+) -> list[GoalView]:
+    """The caller's goals, oldest first, with the reason and evidence of their status."""
+    tenant = caller(request, user)
+    return await answer(lambda m: m.goals(tenant, status))
+
+
+@router.get("/emotions", response_model=list[EmotionView])
+async def list_emotions(request: Request, user: UserParam = None) -> list[EmotionView]:
+    """The emotions the caller's turns named, oldest first."""
+    tenant = caller(request, user)
+    return await answer(lambda m: m.emotions(tenant))
 
 
 @router.get("/users/{user_id}/export", response_model=MemoryExport)

@@ -119,6 +119,10 @@ class BookkeepingState(TypedDict, total=False):
     """What the features stage did: features created, updated and deleted."""
     salience: float
     """The episode's salience when it was processed (`memory.salience`)."""
+    emotions: list[str]
+    """The emotions the turn named (`memory.emotions`), by name."""
+    goals_created: int
+    """Goal nodes created for goal facts the turn states (`memory.goals`)."""
     thread: dict[str, Any]
     """What the thread stage did: turns moved down the thread's compressed layers, folded."""
     sessions: int

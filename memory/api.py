@@ -1,5 +1,5 @@
 """mneme's memory as a Python API: add, search, get, pin, history, facts, beliefs, concepts,
-diary, delete, export, import and erase one user's memory, without running the agent.
+diary, goals, emotions, delete, export, import and erase one user's memory, without running the agent.
 
 ```python
 from memory.api import Memory
@@ -37,6 +37,7 @@ from memory.concepts import release_episode
 from memory.episodes import InvalidInput, drain_outbox, remember
 from memory.fact_rules import point_id
 from memory.features import index_features
+from memory.goals import release_episode as release_goals
 from memory.knowledge import index_facts
 from memory.pins import set_pinned
 from memory.recipes import get_recipe
@@ -47,6 +48,7 @@ from memory.schema import (
     Belief,
     Episode,
     Fact,
+    GoalStatus,
     as_utc,
     episode_uid,
     new_uid,
@@ -209,6 +211,30 @@ class DiaryView(_Model):
     written_at: datetime
 
 
+class GoalView(_Model):
+    """A goal: what someone works towards (its goal fact), where it stands and why."""
+
+    uid: str
+    fact_uid: str
+    text: str
+    subject: str
+    status: GoalStatus
+    reason: str
+    evidence_uid: str | None = Field(description="The episode the status rests on.")
+    stated_at: datetime
+    changed_at: datetime
+
+
+class EmotionView(_Model):
+    """An emotion a person named in one turn, with the turn's intensity (0..1)."""
+
+    episode_uid: str
+    person: str
+    name: str
+    intensity: float
+    felt_at: datetime
+
+
 class DeleteReport(_Model):
     """What `delete` removed: the memory itself and what was derived from it alone."""
 
@@ -249,7 +275,8 @@ class ExportedEpisode(_Model):
 class MemoryExport(_Model):
     """Everything mneme holds about one user (the right of access). `import_` replays the
     episodes; the derived records are there to be read, and are rebuilt on import (concepts
-    and the diary at the next daily sleep)."""
+    and the diary at the next daily sleep, emotions and goals by bookkeeping, goal statuses at
+    the next deep sleep)."""
 
     format: Literal["mneme-export"] = EXPORT_FORMAT
     version: Literal[1] = EXPORT_VERSION
@@ -266,6 +293,8 @@ class MemoryExport(_Model):
     snapshots: list[dict[str, object]] = Field(default_factory=list)
     concepts: list[ConceptView] = Field(default_factory=list)
     diary: list[DiaryView] = Field(default_factory=list)
+    goals: list[GoalView] = Field(default_factory=list)
+    emotions: list[EmotionView] = Field(default_factory=list)
     summaries: list[dict[str, object]] = Field(default_factory=list)
     """Session summaries (text, topics, span, the episodes summarised), oldest first."""
 
@@ -530,6 +559,7 @@ class Memory:
         for belief_uid in report.beliefs_deleted:
             await graph.delete_belief(user, belief_uid)
         await release_episode(self.services, user, uid)
+        await release_goals(self.services, user, uid, utcnow())
         report.summaries_changed = await graph.summaries_of_episode(user, uid)
         await without_episode(self.services, user, uid)  # rebuilt before the episode goes
         await graph.delete_episode(user, uid)
@@ -708,10 +738,31 @@ class Memory:
             for e in await graph.list_diary(user)
         ]
 
+    async def goals(self, user: str, status: GoalStatus | str | None = None) -> list[GoalView]:
+        """The user's goals (of one status, or all), oldest first, with the reason and evidence
+        of their status (reassessed at deep sleep)."""
+        _check_user(user)
+        if status is not None and status not in set(GoalStatus):
+            known = ", ".join(s.value for s in GoalStatus)
+            raise InvalidInput(f"unknown goal status {status!r}; use one of {known}")
+        wanted = None if status is None else GoalStatus(status)
+        return [
+            GoalView(**g.model_dump(exclude={"tenant"}))
+            for g in await self.services.graph.list_goals(user, wanted)
+        ]
+
+    async def emotions(self, user: str) -> list[EmotionView]:
+        """The emotions the user's turns named, oldest first."""
+        _check_user(user)
+        return [
+            EmotionView(**e.model_dump(exclude={"tenant", "uid"}))
+            for e in await self.services.graph.list_emotions(user)
+        ]
+
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
         with its sources, beliefs and the journal of their changes, features, personality
-        snapshots, concepts, the diary and session summaries."""
+        snapshots, concepts, the diary, goals, emotions and session summaries."""
         _check_user(user)
         graph = self.services.graph
         uids = await graph.list_episode_uids(user)
@@ -746,6 +797,8 @@ class Memory:
             ],
             concepts=await self.concepts(user),
             diary=await self.diary(user),
+            goals=await self.goals(user),
+            emotions=await self.emotions(user),
             summaries=[
                 s.model_dump(mode="json", exclude={"tenant"})
                 for s in await graph.list_summaries(user)

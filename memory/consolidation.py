@@ -20,7 +20,9 @@ Three levels, each idempotent and safe to kill half way (the next run finishes i
   the facts only a forgotten episode stated are deleted, facts it shared keep their other
   sources (and their vector is re-pointed at one); then beliefs (`memory.belief_sleep`):
   the unsupported decay, those that lost evidence are reassessed, each change journaled;
-  last, the bulk apperception score of the memory left (`memory.apperception`).
+  goals (`memory.goals`): each goal's status (active / completed / abandoned / evolved) is
+  decided again on what is left; last, the bulk apperception score of the memory left
+  (`memory.apperception`).
 
 Every level ends by summarising the sessions whose idle gap has elapsed at `now`
 (`memory.sessions`); a forgotten episode's session summary is rebuilt from the session's other
@@ -54,6 +56,8 @@ from memory.coretrieval import decay_links
 from memory.diary import Writer, daily_sleep
 from memory.episodes import InvalidInput
 from memory.fact_rules import point_id
+from memory.goals import Judge, reassess_goals
+from memory.goals import release_episode as release_goals
 from memory.knowledge import index_facts
 from memory.reveries import IMPRESSION_PREFIX
 from memory.salience import (
@@ -172,6 +176,9 @@ class Report:
     beliefs_reassessed: int = 0
     beliefs_resolved: int = 0
     beliefs_removed: int = 0
+    goals: int = 0
+    goals_changed: dict[str, int] = field(default_factory=dict)
+    """Goal status changes written at deep sleep, by the new status."""
     apperception: float | None = None
     resumed: int = 0
     summaries: int = 0
@@ -199,6 +206,8 @@ class Report:
             "beliefs_reassessed": self.beliefs_reassessed,
             "beliefs_resolved": self.beliefs_resolved,
             "beliefs_removed": self.beliefs_removed,
+            "goals": self.goals,
+            "goals_changed": dict(self.goals_changed),
             "apperception": self.apperception,
             "resumed": self.resumed,
             "summaries": self.summaries,
@@ -302,12 +311,14 @@ async def consolidate(
     progress: Progress | None = None,
     name_concepts: Namer | None = None,
     write_entries: Writer | None = None,
+    judge_goals: Judge | None = None,
     summarise: Summariser = extractive,
 ) -> Report:
     """Run one level of consolidation for `tenant` at `now` (a simulated time is fine).
 
     `name_concepts` names new or changed concepts and `write_entries` writes diary entries at
-    the daily level (the LLM; offline labels and entries without them). Every level ends by
+    the daily level and `judge_goals` judges goals with later mentions at the deep level (the
+    LLM; offline labels, entries and goal rules without them). Every level ends by
     summarising the sessions whose idle gap has elapsed at `now` (`summarise`: the LLM task of
     `nodes.sessions`, or the extractive summary)."""
     level = Level(level)
@@ -342,6 +353,8 @@ async def consolidate(
         report.beliefs_decayed, report.beliefs_reassessed = done.decayed, done.reassessed
         report.beliefs_resolved, report.beliefs_removed = done.resolved, done.removed
         left = await _episodes(services, tenant)
+        goals = await reassess_goals(services, tenant, left, now, judge=judge_goals)
+        report.goals, report.goals_changed = goals.goals, goals.changed
         linked = await _connections(services, tenant, [e.uid for e in left])
         report.apperception = (await assess(services, tenant, left, linked, now)).score
     if level in (Level.DAILY, Level.DEEP):
@@ -544,6 +557,7 @@ async def forget_episode(
         facts = await services.graph.get_facts(tenant, shared)
         await index_facts(services, tenant, facts, exclude={uid})
     await release_episode(services, tenant, uid)
+    await release_goals(services, tenant, uid, now)
     rebuilt = await without_episode(services, tenant, uid)
     await services.graph.delete_episode(tenant, uid)
     return len(alone), reverie, rebuilt

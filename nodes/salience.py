@@ -1,4 +1,6 @@
-"""The bookkeeping graph's last stage: the episode's salience and utility; it becomes `processed`.
+"""The bookkeeping graph's last stage: the episode's salience and utility, its Emotion nodes
+(`memory.emotions`) and the Goal nodes of the goal facts it states (`memory.goals`); it
+becomes `processed`.
 
 Salience (`memory.salience`) needs the episode's connections, so it runs after `link` has
 written its topics and entities; the heuristic appraisal (emotion, identity, novelty) reads the
@@ -13,6 +15,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.state import BookkeepingState
+from memory.emotions import record_emotions
+from memory.goals import record_goals
 from memory.salience import episode_salience, episode_utility
 from memory.schema import EpisodeStatus, as_utc
 from memory.services import get_services
@@ -20,7 +24,8 @@ from memory.stores.base import NotFound
 
 
 async def salience(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Score the episode at the time it was said (age 0) and mark it `processed`."""
+    """Score the episode at the time it was said (age 0), record its emotions and goals, and
+    mark it `processed` (last, so a run killed before is redone whole)."""
     services = await get_services()
     tenant = context_of(runtime.context).user_id
     uid = state["episode_uid"]
@@ -32,5 +37,12 @@ async def salience(state: BookkeepingState, runtime: Runtime[Context]) -> dict[s
     value = episode_salience(episode, connections, said)
     utility = episode_utility(episode, said)
     await services.graph.update_scores(tenant, uid, salience=value, utility_score=utility)
+    emotions = await record_emotions(services, episode)
+    goals = await record_goals(services, episode)
     await services.graph.set_status(tenant, uid, EpisodeStatus.PROCESSED)
-    return {"salience": value, "status": EpisodeStatus.PROCESSED.value}
+    return {
+        "salience": value,
+        "emotions": [e.name for e in emotions],
+        "goals_created": goals,
+        "status": EpisodeStatus.PROCESSED.value,
+    }
