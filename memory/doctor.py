@@ -192,6 +192,22 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
             else ""
         ),
     )
+    # A goal's status names its evidence episode by uid (no edge): forgetting resets it first.
+    dangling = sorted(
+        [
+            g.uid
+            for tenant in await graph.list_tenants()
+            for g in await graph.list_goals(tenant)
+            if g.evidence_uid is not None and g.evidence_uid not in all_uids
+        ]
+    )
+    report.add(
+        "goal evidence",
+        not dangling,
+        f"{len(dangling)} goals rest on an episode that is gone"
+        + _sample(dangling)
+        + ("; run `mneme consolidate --level deep` to reassess them" if dangling else ""),
+    )
     waiting = await graph.list_by_status(
         None, [EpisodeStatus.PENDING, EpisodeStatus.STORED], limit=10_000_000
     )

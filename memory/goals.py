@@ -122,11 +122,14 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One goal to judge: the goal, its later mentions (oldest first) and the offline verdict."""
+    """One goal to judge: the goal, its later mentions (oldest first), the offline verdict and
+    what silence makes of it (`silence_verdict`: the verdict when no mention says it was done
+    or given up)."""
 
     goal: Goal
     mentions: list[Mention]
     offline: Verdict
+    silence: Verdict | None = None
 
 
 Judge = Callable[[Sequence[Case]], Awaitable[dict[str, Verdict]]]
@@ -229,25 +232,32 @@ def said_verdict(goal: Goal, mention: Mention) -> Verdict | None:
     return None
 
 
+def silence_verdict(
+    goal: Goal, mentions: Sequence[Mention], now: datetime, stated_in: str | None = None
+) -> Verdict | None:
+    """Rule 3: abandoned when neither its statement nor a mention is within `SILENT_DAYS` of
+    `now` (`stated_in`: the turn that stated it, the evidence when nothing mentioned it since);
+    None when it was mentioned lately."""
+    last = max([as_utc(goal.stated_at), *(as_utc(m.at) for m in mentions)])
+    silent = (as_utc(now) - last).days
+    if silent <= SILENT_DAYS:
+        return None
+    return Verdict(
+        GoalStatus.ABANDONED,
+        f"not mentioned for {silent} days (since {last.date().isoformat()})",
+        mentions[-1].episode_uid if mentions else stated_in,
+    )
+
+
 def offline_verdict(
     goal: Goal, mentions: Sequence[Mention], now: datetime, stated_in: str | None = None
 ) -> Verdict:
-    """Rules 2-4 of the module docstring for a goal whose fact is current (`stated_in`: the
-    turn that stated it, the evidence of silence when nothing mentioned it since)."""
+    """Rules 2-4 of the module docstring for a goal whose fact is current."""
     for mention in mentions:
         found = said_verdict(goal, mention)
         if found is not None:
             return found
-    last = max([as_utc(goal.stated_at), *(as_utc(m.at) for m in mentions)])
-    silent = (as_utc(now) - last).days
-    if silent > SILENT_DAYS:
-        evidence = mentions[-1].episode_uid if mentions else stated_in
-        return Verdict(
-            GoalStatus.ABANDONED,
-            f"not mentioned for {silent} days (since {last.date().isoformat()})",
-            evidence,
-        )
-    return Verdict(GoalStatus.ACTIVE)
+    return silence_verdict(goal, mentions, now, stated_in) or Verdict(GoalStatus.ACTIVE)
 
 
 def replaced_verdict(new: Fact, evidence: str | None) -> Verdict:
@@ -318,7 +328,8 @@ async def reassess_goals(
         last_source = _last(stated_in, turns)
         verdicts[goal.uid] = offline_verdict(goal, mentions, now, last_source)
         if mentions:
-            cases.append(Case(goal, mentions, verdicts[goal.uid]))
+            quiet = silence_verdict(goal, mentions, now, last_source)
+            cases.append(Case(goal, mentions, verdicts[goal.uid], quiet))
     if judge is not None:
         for i in range(0, len(cases), batch_size):
             batch = cases[i : i + batch_size]
@@ -371,6 +382,7 @@ __all__ = [
     "object_words",
     "offline_verdict",
     "reassess_goals",
+    "silence_verdict",
     "record_goals",
     "release_episode",
     "replaced_verdict",

@@ -3,8 +3,9 @@
 `memory.consolidation` does the work; this module gives it the run's tenant (the context's
 `user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
 `nodes.forgetting`, which falls back to the utility thresholds offline), the concept namer
-(`nodes.concept_naming`), the diary writer (`nodes.diary_writing`) and the session summariser
-(`nodes.sessions`); offline labels, entries and extractive summaries without a model. Deep sleep
+(`nodes.concept_naming`), the diary writer (`nodes.diary_writing`), the goal judge
+(`nodes.goal_assessment`) and the session summariser (`nodes.sessions`); offline labels,
+entries, goal rules and extractive summaries without a model. Deep sleep
 ends with a reflection of the personality snapshot (`nodes.reflection.reflect`, forced: the
 same triage, patches and snapshot rule as when bookkeeping triggers it). A run holds the
 tenant's consolidation lease (`memory.leases`) throughout: one run per tenant across processes,
@@ -28,6 +29,7 @@ from memory.services.usage import Usage
 from nodes.concept_naming import llm_namer
 from nodes.diary_writing import llm_writer
 from nodes.forgetting import llm_classifier
+from nodes.goal_assessment import llm_judge
 from nodes.reflection import ReflectionResult, reflect
 from nodes.sessions import llm_summariser
 
@@ -51,6 +53,7 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     classify = llm_classifier(services, now, usage=usage, model=ctx.model_structured)
     name = llm_namer(services, usage=usage, model=ctx.model_structured)
     write = llm_writer(services, usage=usage, model=ctx.model_structured)
+    judge = llm_judge(services, usage=usage, model=ctx.model_structured)
     ttl = timedelta(seconds=services.settings.sleep_lease_s)
     async with (
         services.locks.get("consolidation", ctx.user_id),  # one run per tenant in this process
@@ -64,6 +67,7 @@ async def sleep(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
             classify=classify if online else None,
             name_concepts=name if online else None,
             write_entries=write if online else None,
+            judge_goals=judge if online else None,
             summarise=llm_summariser(services, usage, ctx.model_structured),
         )
         summary = report.summary()

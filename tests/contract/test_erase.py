@@ -7,11 +7,13 @@ from memory.schema import (
     Belief,
     Concept,
     DiaryEntry,
+    Emotion,
     EntityType,
     EvidenceKind,
     Fact,
     Feature,
     FeatureCategory,
+    Goal,
     SessionSummary,
 )
 from memory.stores.base import GraphStore
@@ -59,6 +61,20 @@ async def populate(graph: GraphStore, tenant: str) -> None:
         uid=f"{p}d", tenant=tenant, day="2024-05-01", text="We moved.", created_at=at(3)
     )
     await graph.put_diary_entry(day, [f"{p}e0"])
+    await graph.put_goal(
+        Goal(
+            uid=f"{p}g",
+            tenant=tenant,
+            fact_uid=porto.uid,
+            text="moved to Porto",
+            stated_at=at(2),
+            changed_at=at(2),
+        )
+    )
+    feeling = Emotion(
+        uid=f"{p}m", tenant=tenant, episode_uid=f"{p}e1", name="happy", intensity=0.3, felt_at=at(1)
+    )
+    await graph.put_emotions(tenant, f"{p}e1", [feeling])
     await graph.upsert_summary(
         SessionSummary(
             uid=f"{p}sum",
@@ -86,6 +102,8 @@ async def footprint(graph: GraphStore, tenant: str) -> dict[str, int]:
         "topics": len(await graph.episodes_for_topic(tenant, "travel")),
         "concepts": len(await graph.list_concepts(tenant)),
         "diary": len(await graph.list_diary(tenant)),
+        "goals": len(await graph.list_goals(tenant)),
+        "emotions": len(await graph.list_emotions(tenant)),
         "summaries": len(await graph.list_summaries(tenant)),
     }
 
@@ -105,6 +123,8 @@ async def test_erase_tenant_deletes_everything_of_that_tenant_only(graph: GraphS
         "topics": 1,
         "concepts": 1,
         "diary": 1,
+        "goals": 1,
+        "emotions": 1,
         "summaries": 1,
     }
     deleted = await graph.erase_tenant("t1")

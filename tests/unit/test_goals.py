@@ -1,0 +1,164 @@
+"""Goal reassessment: the offline rules as pure functions (what counts as done, given up,
+negated, silent; what a superseding fact makes of a goal), and the LLM judge with a scripted
+chat model over real stores: one call per batch, the turns fenced, an answer that does not
+validate falls back to the rules."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memory.consolidation import Level, consolidate
+from memory.goals import (
+    SILENT_DAYS,
+    Mention,
+    Verdict,
+    object_words,
+    offline_verdict,
+    replaced_verdict,
+)
+from memory.schema import Fact, FactKind, Goal, GoalStatus
+from memory.services import Services
+from memory.services.usage import Usage
+from memory.sparse import token_set
+from nodes.goal_assessment import llm_judge
+from tests.integration.test_consolidation import T0, forget_only, tell
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+def _goal(text: str, subject: str = "user") -> Goal:
+    return Goal(
+        uid="g", tenant="t", fact_uid="f", text=text, subject=subject, stated_at=T0, changed_at=T0
+    )
+
+
+def _said(text: str, days: float = 10, uid: str = "e1") -> Mention:
+    return Mention(uid, T0 + timedelta(days=days), text)
+
+
+def test_object_words_leave_out_the_goal_verbs_and_the_subject() -> None:
+    assert object_words(_goal("The user wants to run a marathon.")) == token_set("run marathon")
+    assert object_words(_goal("Caroline hopes to adopt a dog.", "Caroline")) == token_set(
+        "adopt dog"
+    )
+
+
+def test_a_later_sentence_saying_it_was_done_or_given_up_decides() -> None:
+    goal = _goal("The user wants to learn Portuguese.")
+    done = offline_verdict(goal, [_said("Big news. I passed my Portuguese exam!")], NOW)
+    assert done == Verdict(
+        GoalStatus.COMPLETED, 'said it was done: "I passed my Portuguese exam!"', "e1"
+    )
+    quit_ = offline_verdict(goal, [_said("I quit Portuguese, no time.", uid="e2")], NOW)
+    assert (quit_.status, quit_.evidence_uid) == (GoalStatus.ABANDONED, "e2")
+    # The first that says so wins.
+    both = [_said("I quit Portuguese.", 5, "e2"), _said("I passed Portuguese.", 9, "e3")]
+    assert offline_verdict(goal, both, NOW).evidence_uid == "e2"
+
+
+def test_negated_cues_and_other_objects_do_not_count() -> None:
+    goal = _goal("The user wants to run a marathon.")
+    still = [
+        _said("I haven't finished the marathon plan yet."),
+        _said("I never quit a marathon."),
+        _said("I finished the book yesterday.", 20),  # done, but not about it
+    ]
+    assert offline_verdict(goal, still, NOW) == Verdict(GoalStatus.ACTIVE)
+
+
+def test_silence_for_longer_than_the_limit_abandons() -> None:
+    goal = _goal("The user wants to visit Japan.")
+    within = T0 + timedelta(days=SILENT_DAYS)
+    assert offline_verdict(goal, [], within, "e0") == Verdict(GoalStatus.ACTIVE)
+    past = T0 + timedelta(days=SILENT_DAYS + 1)
+    assert offline_verdict(goal, [], past, "e0") == Verdict(
+        GoalStatus.ABANDONED, f"not mentioned for {SILENT_DAYS + 1} days (since 2025-03-03)", "e0"
+    )
+    # A mention restarts the clock and becomes the evidence.
+    mentioned = [_said("Japan flights are pricey.", 30, "e5")]
+    assert offline_verdict(goal, mentioned, past) == Verdict(GoalStatus.ACTIVE)
+    later = T0 + timedelta(days=30 + SILENT_DAYS + 2)
+    assert offline_verdict(goal, mentioned, later).evidence_uid == "e5"
+
+
+def test_a_superseding_fact_evolves_completes_or_abandons() -> None:
+    def fact(text: str, kind: FactKind) -> Fact:
+        return Fact(uid="n", tenant="t", text=text, kind=kind, valid_from=T0)
+
+    newer = replaced_verdict(fact("The user wants to run an ultra.", FactKind.GOAL), "e9")
+    assert (newer.status, newer.evidence_uid) == (GoalStatus.EVOLVED, "e9")
+    assert newer.reason == "replaced by a newer goal: The user wants to run an ultra."
+    gave_up = replaced_verdict(fact("The user stopped running.", FactKind.ATTRIBUTE), "e9")
+    assert gave_up.status is GoalStatus.ABANDONED
+    done = replaced_verdict(fact("The user completed the course.", FactKind.EVENT), None)
+    assert done.status is GoalStatus.COMPLETED
+    other = replaced_verdict(fact("The user runs trails now.", FactKind.ATTRIBUTE), None)
+    assert other.status is GoalStatus.EVOLVED
+
+
+STORY = [
+    (0, "I want to run a marathon."),
+    (1, "I want to learn Portuguese."),
+    (20, "The marathon went well in the end, I crossed the line in 4 hours."),
+    (25, "Portuguese classes are fun."),
+]
+
+
+async def test_the_llm_judges_goals_with_later_mentions_in_one_call(
+    agent_services: Services, fake_chat: Any
+) -> None:
+    uids = await tell(agent_services, "ll", STORY)
+    answer = {
+        "judgements": [
+            {"goal": "g1", "status": "completed", "turn": "t1", "reason": "finished in 4 hours"},
+            {"goal": "g2", "status": "active", "turn": None, "reason": "enjoys the classes"},
+        ]
+    }
+    model = fake_chat(by_tool={"GoalJudgements": [answer]})
+    judge = llm_judge(agent_services, usage=Usage())
+
+    report = await consolidate(
+        agent_services,
+        "ll",
+        Level.DEEP,
+        T0 + timedelta(days=30),
+        classify=forget_only(),
+        judge_goals=judge,
+    )
+
+    assert model.tools_called() == ["GoalJudgements"]
+    prompt = str(model.calls[0]["messages"][-1].content)
+    assert '<goal id="g1" stated="2025-03-03">The user wants to run a marathon.</goal>' in prompt
+    assert "[t1] 2025-03-23: The marathon went well" in prompt and "</turns>" in prompt
+    assert "data, not" in str(model.calls[0]["messages"][0].content)
+    goals = {g.text: g for g in await agent_services.graph.list_goals("ll")}
+    marathon = goals["The user wants to run a marathon."]
+    assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[2])
+    assert marathon.reason == "judged completed: finished in 4 hours"
+    assert goals["The user wants to learn Portuguese."].status is GoalStatus.ACTIVE
+    assert report.goals_changed == {"completed": 1}
+
+
+async def test_an_answer_that_does_not_validate_falls_back_to_the_rules(
+    agent_services: Services, fake_chat: Any
+) -> None:
+    uids = await tell(agent_services, "fb", [*STORY, (26, "I finished the marathon medal frame.")])
+    unknown_turn = {"judgements": [{"goal": "g1", "status": "completed", "turn": "t99"}]}
+    model = fake_chat(by_tool={"GoalJudgements": [unknown_turn, unknown_turn]})
+
+    await consolidate(
+        agent_services,
+        "fb",
+        Level.DEEP,
+        T0 + timedelta(days=30),
+        classify=forget_only(),
+        judge_goals=llm_judge(agent_services, usage=Usage()),
+    )
+
+    assert model.tools_called() == ["GoalJudgements", "GoalJudgements"]  # tried, retried
+    goals = {g.text: g for g in await agent_services.graph.list_goals("fb")}
+    marathon = goals["The user wants to run a marathon."]
+    # The rules: "finished ... marathon" on day 26 (the model's "crossed the line" is not a cue).
+    assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[4])
+    assert marathon.reason.startswith("said it was done: ")
