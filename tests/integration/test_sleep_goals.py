@@ -100,26 +100,22 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
 async def test_a_goal_superseded_by_a_newer_goal_evolves(services: Services) -> None:
     first, second = await tell(services, "ev", [(0, "ok"), (10, "right")])
     graph = services.graph
-    old = Fact(
-        uid="f-old",
-        tenant="ev",
-        text="The user wants to run a marathon.",
-        kind=FactKind.GOAL,
-        attribute="goal:race",
-        value="marathon",
-        valid_from=T0,
-        learned_at=T0,
-    )
-    new = Fact(
-        uid="f-new",
-        tenant="ev",
-        text="The user wants to run an ultramarathon.",
-        kind=FactKind.GOAL,
-        attribute="goal:race",
-        value="ultramarathon",
-        valid_from=T0 + timedelta(days=10),
-        learned_at=T0 + timedelta(days=10),
-    )
+
+    def race(uid: str, value: str, day: int) -> Fact:
+        said = T0 + timedelta(days=day)
+        text = f"The user wants to run {value}."
+        return Fact(
+            uid=uid,
+            tenant="ev",
+            text=text,
+            kind=FactKind.GOAL,
+            attribute="goal:race",
+            value=value,
+            valid_from=said,
+            learned_at=said,
+        )
+
+    old, new = race("f-old", "a marathon", 0), race("f-new", "an ultramarathon", 10)
     await graph.add_fact(old, first)
     stored = await graph.add_fact(new, second)
     await graph.supersede_fact("ev", "f-old", stored, stored.valid_from)
