@@ -120,6 +120,14 @@ def test_every_route_for_the_key_holder(server: tuple[str, dict[str, str]]) -> N
         assert [v["value"] for v in versions] == ["Lyon", "Porto"]
         assert a.get("/beliefs").status_code == 200
         assert a.get("/concepts").json() == [] and a.get("/diary").json() == []  # no sleep yet
+        assert a.get("/goals").json() == [] and a.get("/emotions").json() == []  # none said
+        hope = b.post("/memories", json={"messages": "I'm so excited: I want to learn to sail."})
+        processed(b, hope.json()["uids"])
+        (goal,) = b.get("/goals").json()
+        assert goal["status"] == "active" and "sail" in goal["text"]
+        assert b.get("/goals", params={"status": "completed"}).json() == []
+        assert [e["name"] for e in b.get("/emotions").json()] == ["excited"]
+        assert a.get("/goals").json() == [] and a.get("/emotions").json() == []
 
         pinned = a.put(f"/memories/{uids[0]}/pin")
         assert pinned.status_code == 200 and pinned.json()["pinned"] is True
@@ -136,6 +144,8 @@ def test_every_route_for_the_key_holder(server: tuple[str, dict[str, str]]) -> N
         assert b.get("/facts", params={"user": alice}).status_code == 403
         assert b.get("/diary", params={"user": alice}).status_code == 403
         assert b.get("/concepts", params={"user": alice}).status_code == 403
+        assert b.get("/goals", params={"user": alice}).status_code == 403
+        assert b.get("/emotions", params={"user": alice}).status_code == 403
         assert b.get(f"/users/{alice}/export").status_code == 403
         assert b.delete(f"/users/{alice}").status_code == 403
         theirs = b.get("/memories", params={"q": "Porto"}).json()["results"]
@@ -184,6 +194,7 @@ def test_bad_requests_are_4xx_naming_the_field(server: tuple[str, dict[str, str]
             ("get", "/memories/missing-uid", {}, 404, "missing-uid"),
             ("delete", "/memories/missing-uid", {}, 404, "missing-uid"),
             ("get", "/facts", {"params": {"history": "maybe"}}, 422, "history"),
+            ("get", "/goals", {"params": {"status": "done"}}, 422, "status"),
             ("post", f"/users/{user}/import", {"json": {"format": "zip"}}, 422, "format"),
         ]
         for method, path, kwargs, status, field in cases:
@@ -207,6 +218,8 @@ def test_the_routes_are_typed_in_the_openapi_document(server: tuple[str, dict[st
         "/facts": {"get"},
         "/facts/{uid}/history": {"get"},
         "/beliefs": {"get"},
+        "/goals": {"get"},
+        "/emotions": {"get"},
         "/users/{user_id}/export": {"get"},
         "/users/{user_id}/import": {"post"},
         "/users/{user_id}": {"delete"},
