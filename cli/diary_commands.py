@@ -38,6 +38,8 @@ def concepts(
         console.print("no concepts yet (run `mneme consolidate --level daily`)")
     for row in rows:
         loop = f", on {row['loop']}s ({row['loop_count']} weeks)" if row["loop"] else ""
+        if row["loop_emotion"]:
+            loop += f", {escape(str(row['loop_emotion']))}"
         console.print(
             f"[bold]{escape(str(row['label']))}[/] ({row['episode_count']} turns on "
             f"{row['day_count']} days{loop})"

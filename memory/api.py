@@ -196,6 +196,9 @@ class ConceptView(_Model):
     last_seen: datetime
     loop: str = Field(description="The weekday it keeps coming up on; empty when none.")
     loop_count: int
+    loop_emotion: str = Field(
+        default="", description="The emotion that recurs with the loop; empty when none."
+    )
     episodes: list[str]
     facts: list[str]
 

@@ -20,7 +20,11 @@ in the graph), offline and deterministically:
 
 A **narrative loop** is a concept that keeps coming up on one weekday: on that weekday in at
 least `LOOP_WEEKS` distinct ISO weeks, and on that weekday for at least `LOOP_SHARE` of its
-days ("this comes up on Mondays"). It is stored on the concept (`loop`, `loop_count`).
+days ("this comes up on Mondays"). It is stored on the concept (`loop`, `loop_count`), with
+the emotion that recurs with it when one does (`loop_emotion`, `loop_emotion_of`: an emotion
+word of the salience appraisal named in the concept's turns on that weekday in at least
+`LOOP_WEEKS` of the loop's weeks and in at least `LOOP_SHARE` of them: "stressed about work,
+mostly on Mondays").
 
 Identity: a concept's uid is uuid5(tenant, "concept", its earliest turn's uid), so re-running
 the same day gives the same concepts. Crash safety: every concept is written whole (node and
@@ -47,6 +51,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.salience import emotion_words
 from memory.schema import Concept, Episode, EpisodeStatus, as_utc, stable_uid
 
 if TYPE_CHECKING:
@@ -125,6 +130,24 @@ def narrative_loop(days: Sequence[date]) -> tuple[str, int]:
     return "", 0
 
 
+def loop_emotion_of(episodes: Sequence[Episode], loop: str) -> str:
+    """The emotion word that recurs with a loop on `loop` (a weekday name), else ""."""
+    if not loop:
+        return ""
+    weeks: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for e in episodes:
+        day = day_of(e)
+        if calendar.day_name[day.weekday()] == loop:
+            iso = day.isocalendar()
+            weeks[(iso.year, iso.week)] |= emotion_words(e.user_text)
+    counts = Counter(name for felt in weeks.values() for name in felt)
+    if not counts:
+        return ""
+    name = min(counts, key=lambda n: (-counts[n], n))
+    recurs = counts[name] >= LOOP_WEEKS and counts[name] >= LOOP_SHARE * len(weeks)
+    return name if recurs else ""
+
+
 def _find(parent: list[int], i: int) -> int:
     while parent[i] != i:
         parent[i] = parent[parent[i]]
@@ -189,12 +212,14 @@ def describe(
     ranked = sorted(shared, key=lambda t: (-shared[t], t))
     days = [day_of(e) for e in ordered]
     loop, loop_count = narrative_loop(days)
+    feeling = loop_emotion_of(ordered, loop)
     first, last = as_utc(ordered[0].created_at), as_utc(ordered[-1].created_at)
     distinct = len(set(days))
     quote = " ".join(central.user_text.split())[:QUOTE]
     description = (
         f"Came up on {distinct} days between {first:%d %b %Y} and {last:%d %b %Y}"
         + (f", mostly on {loop}s" if loop else "")
+        + (f" (feeling {feeling})" if feeling else "")
         + f': "{quote}"'
     )
     return Concept(
@@ -209,6 +234,7 @@ def describe(
         last_seen=last,
         loop=loop,
         loop_count=loop_count,
+        loop_emotion=feeling,
         updated_at=as_utc(now),
     )
 
@@ -337,6 +363,7 @@ __all__ = [
     "concept_uid",
     "day_of",
     "describe",
+    "loop_emotion_of",
     "narrative_loop",
     "release_episode",
 ]

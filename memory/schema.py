@@ -19,12 +19,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped whenever a constraint, table or collection changes (in this module or in a backend's
 DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2: the episodes'
 (tenant, content_hash) uniqueness is gone (an episode's identity is its source, `episode_uid`);
 facts are typed and bi-temporal, with subjects and causes; semantic features. Version 3: an
-episode can be pinned; episodes retrieved together are linked (CO_RETRIEVED, with a weight)."""
+episode can be pinned; episodes retrieved together are linked (CO_RETRIEVED, with a weight).
+Version 4: a concept's narrative loop names the emotion that recurs with it (`loop_emotion`)."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
@@ -385,6 +386,9 @@ class Concept(Record):
     """A narrative loop: the weekday it keeps coming up on ("Monday"), empty when none."""
     loop_count: int = 0
     """How many distinct weeks it came up on that weekday."""
+    loop_emotion: str = ""
+    """The emotion word that recurs with the loop (`memory.concepts.loop_emotion_of`), empty
+    when none does."""
     updated_at: datetime
 
 

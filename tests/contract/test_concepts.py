@@ -4,11 +4,15 @@ terms (topics + entities) of episodes. Exact values, the same on every backend."
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 
-from memory.schema import Concept, DiaryEntry, EntityType, Fact
+from memory.schema import SCHEMA_VERSION, Concept, DiaryEntry, EntityType, Fact
 from memory.stores.base import GraphStore, StoreError
 from memory.stores.graph.concepts import Groups, Members
+from memory.stores.sqlite import SqliteGraphStore
 
 from ._support import at, new_episode
 
@@ -138,3 +142,38 @@ async def test_episode_terms_are_topics_and_entities(graph: GraphStore) -> None:
     }
     assert await graph.episode_terms("t2", ["t1-e0"]) == {}
     assert await graph.episode_terms("t1", []) == {}
+
+
+async def test_sqlite_v3_file_migrates_to_loop_emotions(tmp_path: Path) -> None:
+    path = tmp_path / "v3.sqlite3"
+    store = SqliteGraphStore(path)
+    await store.setup()
+    await _story(store, "t1")
+    await store.put_concept(concept("t1", "c1"), ["t1-e0"], [])
+    await store.close()
+    conn = sqlite3.connect(path, isolation_level=None)  # what version 3 made
+    conn.execute("ALTER TABLE concepts DROP COLUMN loop_emotion")
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    conn.close()
+
+    store = SqliteGraphStore(path)
+    try:
+        assert await store.schema_version() == 3
+        assert await store.get_concept("t1", "c1") == concept("t1", "c1")  # migrates on first use
+        assert await store.schema_version() == SCHEMA_VERSION == 4
+        felt = concept("t1", "c1", loop_emotion="stressed")
+        assert await store.put_concept(felt, ["t1-e0"], []) == felt
+    finally:
+        await store.close()
+
+
+@pytest.mark.neo4j
+async def test_neo4j_concept_of_version_3_reads_without_a_loop_emotion(
+    neo4j_graph: GraphStore,
+) -> None:
+    await _story(neo4j_graph, "t1")
+    await neo4j_graph.put_concept(concept("t1", "c1", loop_emotion="sad"), ["t1-e0"], [])
+    await neo4j_graph._query(  # type: ignore[attr-defined]
+        "MATCH (c:Concept {uid: 'c1'}) REMOVE c.loop_emotion", {}, write=True
+    )
+    assert await neo4j_graph.get_concept("t1", "c1") == concept("t1", "c1")

@@ -48,7 +48,7 @@ async def test_daily_sleep_forms_a_concept_with_its_loop_and_writes_the_diary(
     assert concept.episodes == sorted(running)
     assert "marathon" in concept.label and "marathon" in concept.terms
     assert (concept.episode_count, concept.day_count) == (4, 4)
-    assert (concept.loop, concept.loop_count) == ("Monday", 4)
+    assert (concept.loop, concept.loop_count, concept.loop_emotion) == ("Monday", 4, "")
     assert concept.first_seen == MONDAY and concept.last_seen == MONDAY + timedelta(days=21)
     assert "Came up on 4 days between 03 Mar 2025 and 24 Mar 2025, mostly on Mondays" in (
         concept.description
@@ -180,3 +180,16 @@ async def test_a_store_failure_mid_diary_is_finished_by_the_next_run(
     assert summary(await mem.concepts("hu"), await mem.diary("hu")) == summary(
         await mem.concepts("twin"), await mem.diary("twin")
     )
+
+
+async def test_a_loop_records_the_emotion_that_recurs_with_it(services: Services) -> None:
+    stressed = [
+        (day, f"I'm so stressed: {text}" if day in (0, 7, 21) else text) for day, text in STORY
+    ]
+    await tell(services, "st", stressed)
+
+    await consolidate(services, "st", Level.DAILY, NOW)
+
+    (concept,) = await Memory(services).concepts("st")
+    assert (concept.loop, concept.loop_count, concept.loop_emotion) == ("Monday", 4, "stressed")
+    assert "mostly on Mondays (feeling stressed)" in concept.description

@@ -1,13 +1,14 @@
 """Goal reassessment: the offline rules as pure functions (what counts as done, given up,
 negated, silent; what a superseding fact makes of a goal), and the LLM judge with a scripted
 chat model over real stores: one call per batch, the turns fenced, an answer that does not
-validate falls back to the rules."""
+validate falls back to the rules. And the emotion that recurs with a narrative loop."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memory.concepts import loop_emotion_of
 from memory.consolidation import Level, consolidate
 from memory.goals import (
     SILENT_DAYS,
@@ -17,7 +18,7 @@ from memory.goals import (
     offline_verdict,
     replaced_verdict,
 )
-from memory.schema import Fact, FactKind, Goal, GoalStatus
+from memory.schema import Episode, Fact, FactKind, Goal, GoalStatus
 from memory.services import Services
 from memory.services.usage import Usage
 from memory.sparse import token_set
@@ -162,3 +163,33 @@ async def test_an_answer_that_does_not_validate_falls_back_to_the_rules(
     # The rules: "finished ... marathon" on day 26 (the model's "crossed the line" is not a cue).
     assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[4])
     assert marathon.reason.startswith("said it was done: ")
+
+
+def _turn(day: int, text: str) -> Episode:
+    said = T0 + timedelta(days=day)  # T0 is a Monday
+    return Episode(
+        uid=f"e{day}-{text}",
+        tenant="t",
+        thread_id="x",
+        content=text,
+        user_text=text,
+        agent_text="",
+        created_at=said,
+        content_hash=text,
+    )
+
+
+def test_a_loop_records_the_emotion_that_recurs_with_it() -> None:
+    weeks = [_turn(7 * i, f"So stressed about work, week {i}.") for i in range(3)]
+    assert loop_emotion_of(weeks, "Monday") == "stressed"
+    assert loop_emotion_of(weeks, "") == ""  # no loop, no loop emotion
+    assert loop_emotion_of(weeks[:2], "Monday") == ""  # two weeks do not recur
+    # Felt in three of five Monday weeks (more than half), and not on the other days.
+    calm = [_turn(7 * i, f"Work again, week {i}.") for i in (3, 4)]
+    tuesday = [_turn(1, "I'm worried."), _turn(8, "worried"), _turn(15, "worried!")]
+    assert loop_emotion_of([*weeks, *calm, *tuesday], "Monday") == "stressed"
+    more_calm = [_turn(7 * i, "Work.") for i in (5, 6)]
+    assert loop_emotion_of([*weeks, *calm, *more_calm], "Monday") == ""  # 3 of 7 weeks
+    # Several turns in one week count once.
+    same_week = [_turn(0, "stressed"), _turn(0, "still stressed"), _turn(7, "stressed")]
+    assert loop_emotion_of(same_week, "Monday") == ""

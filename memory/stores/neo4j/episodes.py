@@ -37,7 +37,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("DROP CONSTRAINT episode_hash IF EXISTS",),
 }
 """Schema n -> n+1 statements: 1 -> 2 drops the (tenant, content_hash) uniqueness; 2 -> 3 needs
-none (an episode node without `pinned` reads as not pinned; CO_RETRIEVED is a new edge)."""
+none (an episode node without `pinned` reads as not pinned; CO_RETRIEVED is a new edge), nor
+3 -> 4 (a concept node without `loop_emotion` reads as none)."""
 
 _FIND_TENANT = "MATCH (d:Episode {uid: $uid}) RETURN d.tenant AS tenant"
 

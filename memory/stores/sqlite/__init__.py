@@ -43,6 +43,11 @@ def _migrate_v2(conn: connection.Conn) -> None:
     episodes.migrate_v2(conn)
 
 
+def _migrate_v3(conn: connection.Conn) -> None:
+    """Schema 3 -> 4: a concept's loop names its recurring emotion."""
+    concepts.migrate_v3(conn)
+
+
 class SqliteGraphStore(
     episodes.SqliteEpisodes,
     topics.SqliteTopics,
@@ -78,4 +83,4 @@ class SqliteGraphStore(
         *coretrieval.DDL,
         *summaries.DDL,
     )
-    migrations = {1: _migrate_v1, 2: _migrate_v2}
+    migrations = {1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}

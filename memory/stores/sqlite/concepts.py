@@ -7,7 +7,7 @@ import sqlite3
 from memory.schema import Concept, DiaryEntry, Record
 from memory.stores.errors import uid_taken
 from memory.stores.graph.concepts import ConceptStore, Groups, Members
-from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.connection import Conn, SqliteConnection, add_columns, immediate
 from memory.stores.sqlite.rows import columns, from_row, insert_sql, json_list, to_row
 
 DDL: tuple[str, ...] = (
@@ -23,6 +23,7 @@ DDL: tuple[str, ...] = (
         last_seen TEXT NOT NULL,
         loop TEXT NOT NULL DEFAULT '',
         loop_count INTEGER NOT NULL DEFAULT 0,
+        loop_emotion TEXT NOT NULL DEFAULT '',
         updated_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS concepts_tenant ON concepts (tenant, first_seen)",
@@ -58,6 +59,11 @@ DDL: tuple[str, ...] = (
     )""",
     "CREATE INDEX IF NOT EXISTS recounts_ep ON recounts (episode_uid)",
 )
+
+
+def migrate_v3(conn: Conn) -> None:
+    """Schema 3 -> 4: concepts gain `loop_emotion` ('' for every existing one)."""
+    add_columns(conn, [("concepts", "loop_emotion TEXT NOT NULL DEFAULT ''")])
 
 
 def _upsert_sql(table: str, model: type[Record]) -> str:
