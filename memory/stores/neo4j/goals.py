@@ -64,8 +64,14 @@ CALL (e) {
 RETURN count(*) AS n
 """
 _LIST_EMOTIONS = """
-MATCH (m:Emotion) WHERE m.tenant = $tenant AND ($episode IS NULL OR m.episode_uid = $episode)
+MATCH (m:Emotion) WHERE m.tenant = $tenant
 RETURN m {.*} AS m ORDER BY m.felt_at, m.episode_uid, m.name
+"""
+# One episode's: from the episode node (its uid is indexed), not the tenant's emotions.
+_EPISODE_EMOTIONS = """
+MATCH (m:Emotion)-[:FELT_IN]->(e:Episode {uid: $episode})
+WHERE e.tenant = $tenant AND m.tenant = $tenant
+RETURN m {.*} AS m ORDER BY m.name
 """
 
 
@@ -125,5 +131,8 @@ class Neo4jGoals(Neo4jConnection, GoalStore):
 
     async def list_emotions(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
         """The tenant's emotions (of one episode, or all), by (felt_at, episode_uid, name)."""
-        rows = await self._read(_LIST_EMOTIONS, tenant=tenant, episode=episode_uid)
+        if episode_uid is None:
+            rows = await self._read(_LIST_EMOTIONS, tenant=tenant)
+        else:
+            rows = await self._read(_EPISODE_EMOTIONS, tenant=tenant, episode=episode_uid)
         return [from_props(Emotion, r["m"]) for r in rows]

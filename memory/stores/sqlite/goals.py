@@ -68,7 +68,7 @@ def _put_emotions(conn: Conn, tenant: str, episode_uid: str, emotions: list[Emot
         if not episode_exists(conn, tenant, episode_uid):
             return
         conn.execute(
-            "DELETE FROM emotions WHERE tenant = ? AND episode_uid = ?", (tenant, episode_uid)
+            "DELETE FROM emotions WHERE episode_uid = ? AND +tenant = ?", (episode_uid, tenant)
         )
         for emotion in emotions:
             conn.execute(_INSERT_EMOTION, to_row(emotion))
@@ -114,9 +114,14 @@ class SqliteGoals(SqliteConnection, GoalStore):
 
     async def list_emotions(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
         """The tenant's emotions (of one episode, or all), by (felt_at, episode_uid, name)."""
-        rows = await self._fetch(
-            "SELECT * FROM emotions WHERE tenant = ? AND (? IS NULL OR episode_uid = ?) "
-            "ORDER BY felt_at, episode_uid, name",
-            (tenant, episode_uid, episode_uid),
-        )
+        if episode_uid is None:
+            rows = await self._fetch(
+                "SELECT * FROM emotions WHERE tenant = ? ORDER BY felt_at, episode_uid, name",
+                (tenant,),
+            )
+        else:  # by the episode's index, not the tenant's
+            rows = await self._fetch(
+                "SELECT * FROM emotions WHERE episode_uid = ? AND +tenant = ? ORDER BY name",
+                (episode_uid, tenant),
+            )
         return [from_row(Emotion, r) for r in rows]
