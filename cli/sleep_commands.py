@@ -16,7 +16,7 @@ def consolidate(
         "micro",
         "--level",
         help="micro (salience, utility, links), daily (+ expiry, concepts, diary), deep "
-        "(+ forgetting, beliefs, apperception, reflection).",
+        "(+ forgetting, beliefs, goals, apperception, reflection).",
     ),
     now: str | None = typer.Option(
         None, "--now", help="ISO 8601 time to run at (simulates the passage of time)."
@@ -74,6 +74,9 @@ def consolidate(
             f"reassessed ({report['beliefs_resolved']} resolved), {report['beliefs_removed']} "
             f"removed; apperception {report['apperception']}"
         )
+        changed = report.get("goals_changed") or {}
+        moves = ", ".join(f"{n} {status}" for status, n in sorted(changed.items()))  # type: ignore[attr-defined]
+        console.print(f"  goals {report.get('goals', 0)}: {moves or 'no status changed'}")
     reflection = report.get("reflection")
     if isinstance(reflection, dict):  # deep: the personality snapshot reflected on
         kept = {None: "no new snapshot", True: "new snapshot kept", False: "snapshot not kept"}

@@ -49,6 +49,7 @@ async def test_consolidate_checks_its_input_and_sleeps(data_dir: Path, tmp_path:
     code, out = await cli("consolidate", "--user", "nora", "--level", "deep", "--now", "2030-01-02")
     assert code == 0 and "0 pinned" in out and "0 forgotten" in out  # the deep run did it all
     assert f"apperception {report['apperception']}" in out  # nothing changed since
+    assert f"goals {report['goals']}: no status changed" in out
 
 
 async def test_consolidate_stops_while_another_process_consolidates(
