@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -118,6 +119,30 @@ class Turn:
         """Read `episode` once."""
         speaker, body = speaker_label(episode.user_text or "")
         return cls(episode.uid, as_utc(episode.created_at), speaker, body, token_set(body))
+
+
+class Timeline:
+    """The tenant's turns in time order, with an index from each word to the turns that say
+    it, so that finding a goal's mentions reads only the turns that name its words."""
+
+    def __init__(self, episodes: Sequence[Episode]) -> None:
+        ordered = sorted(episodes, key=lambda e: (as_utc(e.created_at), e.uid))
+        self.turns = [Turn.of(e) for e in ordered]
+        self._position = {t.uid: i for i, t in enumerate(self.turns)}
+        self._by_word: dict[str, list[int]] = defaultdict(list)
+        for i, turn in enumerate(self.turns):
+            for word in turn.tokens:
+                self._by_word[word].append(i)
+
+    def naming(self, words: frozenset[str]) -> list[Turn]:
+        """The turns that say any of `words`, in time order."""
+        found = sorted({i for w in words for i in self._by_word.get(w, ())})
+        return [self.turns[i] for i in found]
+
+    def last(self, uids: Sequence[str]) -> str | None:
+        """The latest of these episodes (by time) among the turns, or None."""
+        known = [(self._position[u], u) for u in uids if u in self._position]
+        return max(known)[1] if known else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +242,14 @@ def _quote(text: str) -> str:
     return flat if len(flat) <= QUOTE else flat[: QUOTE - 1].rstrip() + "…"
 
 
-def said_verdict(goal: Goal, mention: Mention) -> Verdict | None:
-    """Completed or abandoned when a sentence of the mention says so about the goal's object."""
-    words = object_words(goal)
+def said_verdict(
+    goal: Goal, mention: Mention, words: frozenset[str] | None = None
+) -> Verdict | None:
+    """Completed or abandoned when a sentence of the mention says so about the goal's object
+    (`words`: its `object_words`, when the caller has them)."""
+    if not (_DONE.search(mention.text) or _GAVE_UP.search(mention.text)):
+        return None  # no cue at all: most mentions, and the cheapest test
+    words = object_words(goal) if words is None else words
     for sentence in _SENTENCE.split(mention.text):
         if len(token_set(sentence) & words) < _needed(words):
             continue
@@ -253,8 +283,9 @@ def offline_verdict(
     goal: Goal, mentions: Sequence[Mention], now: datetime, stated_in: str | None = None
 ) -> Verdict:
     """Rules 2-4 of the module docstring for a goal whose fact is current."""
+    words = object_words(goal)
     for mention in mentions:
-        found = said_verdict(goal, mention)
+        found = said_verdict(goal, mention, words)
         if found is not None:
             return found
     return silence_verdict(goal, mentions, now, stated_in) or Verdict(GoalStatus.ACTIVE)
@@ -270,19 +301,15 @@ def replaced_verdict(new: Fact, evidence: str | None) -> Verdict:
 
 
 def mentions_of(
-    goal: Goal, turns: Sequence[Turn], sources: Sequence[str], now: datetime
+    goal: Goal, timeline: Timeline, sources: Sequence[str], now: datetime
 ) -> list[Mention]:
     """The turns after the goal was stated (not its own sources, none after `now`) of its
-    speaker that share an object word with it, in the order given (oldest first)."""
-    words = object_words(goal)
-    stated, skip = as_utc(goal.stated_at), set(sources)
+    speaker that share an object word with it, oldest first."""
+    stated, until, skip = as_utc(goal.stated_at), as_utc(now), set(sources)
     return [
         Mention(t.uid, t.at, t.body)
-        for t in turns
-        if stated < t.at <= as_utc(now)
-        and t.uid not in skip
-        and _is_speaker(goal.subject, t)
-        and t.tokens & words
+        for t in timeline.naming(object_words(goal))
+        if stated < t.at <= until and t.uid not in skip and _is_speaker(goal.subject, t)
     ]
 
 
@@ -310,7 +337,7 @@ async def reassess_goals(
                 goals[fact.uid] = stored
                 report.created += 1
     report.goals = len(goals)
-    turns = [Turn.of(e) for e in sorted(episodes, key=lambda e: (as_utc(e.created_at), e.uid))]
+    timeline = Timeline(episodes)
     by_uid = {f.uid: f for f in facts}
     replacing = await graph.get_facts(tenant, [f.superseded_by for f in facts if f.superseded_by])
     replacements = {f.uid: f for f in replacing}
@@ -321,11 +348,11 @@ async def reassess_goals(
         tracked = by_uid.get(fact_uid)
         new = replacements.get(tracked.superseded_by or "") if tracked else None
         if new is not None:
-            verdicts[goal.uid] = replaced_verdict(new, _last(sources.get(new.uid, []), turns))
+            verdicts[goal.uid] = replaced_verdict(new, timeline.last(sources.get(new.uid, [])))
             continue
         stated_in = sources.get(fact_uid, [])
-        mentions = mentions_of(goal, turns, stated_in, now)
-        last_source = _last(stated_in, turns)
+        mentions = mentions_of(goal, timeline, stated_in, now)
+        last_source = timeline.last(stated_in)
         verdicts[goal.uid] = offline_verdict(goal, mentions, now, last_source)
         if mentions:
             quiet = silence_verdict(goal, mentions, now, last_source)
@@ -338,13 +365,6 @@ async def reassess_goals(
     for goal in goals.values():
         await _write(services, goal, verdicts[goal.uid], now, report)
     return report
-
-
-def _last(uids: Sequence[str], turns: Sequence[Turn]) -> str | None:
-    """The latest of these episodes (by time), or None."""
-    wanted = set(uids)
-    found = [t.uid for t in turns if t.uid in wanted]
-    return found[-1] if found else None
 
 
 async def _write(
@@ -374,6 +394,7 @@ __all__ = [
     "GoalReport",
     "Judge",
     "Mention",
+    "Timeline",
     "Turn",
     "Verdict",
     "goal_of",
