@@ -34,6 +34,7 @@ NOT_WRITING = {
     "memory.recipes",
     "memory.candidates",
     "memory.fact_search",
+    "memory.leases",
     "memory.settings",
     "memory.stores",
     "memory.stores.base",
@@ -44,11 +45,13 @@ NOT_WRITING = {
     "nodes.llm",
     "memory.ordering",
     "nodes.offline_answer",
+    "nodes.diary_context",
     "nodes.respond",
     "nodes.temporal",
 }
 """Modules the ingest imports that do not decide what it writes: packages, the embedder's
-runtimes (the fingerprint names the model), read-side helpers, settings and interfaces."""
+runtimes (the fingerprint names the model), read-side helpers, settings and interfaces (and
+the consolidation lease, which decides who runs sleep, not what is stored)."""
 
 
 def test_every_module_the_ingest_imports_is_on_the_write_path_or_known_not_to_write() -> None:
