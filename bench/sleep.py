@@ -4,12 +4,14 @@ A seeded generator writes a year of turns: small talk, one-off details of a day,
 important facts about the person (work, family, health, home, plans...) that recur in other
 words over the year. Two tenants get the same turns through the real write path (`remember`
 and the bookkeeping graph, offline heuristics, the real embedder and stores): `sleep` runs
-deep consolidation along the simulated clock, `awake` never consolidates. Every simulated
+deep consolidation along the simulated clock, `awake` never consolidates (at the end it gets
+the session-summary pass every consolidation level runs, so both hold summaries of the same
+sessions and the vectors differ by what forgetting removed). Every simulated
 week both are asked a few questions (mostly about the important facts, some about one-off
 details) and the memories retrieved are marked accessed, as the agent's rerank node does.
 
-At the end: vectors each tenant keeps, recall@10 of one question per important fact (a hit is
-any retrieved memory from a turn that stated the fact), the beliefs with confidence above 0
+At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
+per important fact (a hit is any retrieved memory from a turn that stated the fact), the beliefs with confidence above 0
 and the current facts left without any evidence episode (must be 0), and what consolidation
 did and cost. The embedder is wrapped in a cache so the second tenant's identical texts are
 embedded once (the stores still get every write).
@@ -38,6 +40,7 @@ from memory.recipes import SIMPLE
 from memory.retrieval import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
+from memory.sessions import summarise_sessions
 from memory.settings import Settings, load_settings
 from nodes.route import heuristic_assessment
 
@@ -277,6 +280,7 @@ class SleepReport:
     seed: int
     important_mentions: int
     vectors: dict[str, int] = field(default_factory=dict)
+    vectors_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
     recall_at_10: dict[str, float] = field(default_factory=dict)
     misses: dict[str, list[str]] = field(default_factory=dict)
     unsupported: dict[str, int] = field(default_factory=dict)
@@ -293,6 +297,7 @@ class SleepReport:
             "seed": self.seed,
             "important_mentions": self.important_mentions,
             "vectors": self.vectors,
+            "vectors_by_kind": self.vectors_by_kind,
             "vectors_fewer": round(fewer, 4),
             "recall_at_10": self.recall_at_10,
             "misses": self.misses,
@@ -322,8 +327,8 @@ async def _unsupported(services: Services, tenant: str) -> int:
     return n + sum(1 for f in facts if not sources.get(f.uid))
 
 
-async def _vectors(services: Services, tenant: str) -> int:
-    return sum([await services.vectors.count(kind, tenant) for kind in VECTOR_KINDS])
+async def _vectors(services: Services, tenant: str) -> dict[str, int]:
+    return {kind: await services.vectors.count(kind, tenant) for kind in VECTOR_KINDS}
 
 
 Progress = Callable[[str, int, int], None]
@@ -416,6 +421,11 @@ async def bench_sleep(
         totals["runs"] = totals.get("runs", 0) + 1
         report.seconds["year"] = time.perf_counter() - started
         report.seconds["consolidation"] = slept_s
+        # The deep pass summarises every finished session, the last of each thread included;
+        # without it a thread's last session is never summarised. Summarising is not
+        # forgetting, so `awake` gets the same session pass: both tenants then hold summaries
+        # of the same sessions, and the vectors compared differ by what forgetting removed.
+        await summarise_sessions(services, "awake", end)
         final = end + timedelta(days=1)
         for tenant in ("sleep", "awake"):
             hits, misses = 0, []
@@ -428,7 +438,9 @@ async def bench_sleep(
                     misses.append(fact.key)
             report.recall_at_10[tenant] = hits / len(IMPORTANT)
             report.misses[tenant] = misses
-            report.vectors[tenant] = await _vectors(services, tenant)
+            kinds = await _vectors(services, tenant)
+            report.vectors_by_kind[tenant] = kinds
+            report.vectors[tenant] = sum(kinds.values())
             report.unsupported[tenant] = await _unsupported(services, tenant)
             report.episodes_left[tenant] = await services.graph.count_episodes(tenant)
         calls = services.chat.totals.snapshot()  # every request of the bench, offline none

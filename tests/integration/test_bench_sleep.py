@@ -1,0 +1,19 @@
+"""`mneme bench sleep` on a short year: both tenants hold summaries of the same sessions, so the
+vectors compared differ by what forgetting removed, and no evidence is lost."""
+
+from __future__ import annotations
+
+from bench.sleep import bench_sleep
+
+
+async def test_a_short_simulated_year_compares_like_with_like() -> None:
+    report = (await bench_sleep(episodes=150, seed=3, deep_every_days=60)).as_dict()
+    kinds = report["vectors_by_kind"]
+    assert set(kinds) == {"sleep", "awake"}
+    for tenant in ("sleep", "awake"):
+        assert report["vectors"][tenant] == sum(kinds[tenant].values())
+    # forgetting may drop a session whose turns are all gone, never add one
+    assert 0 < kinds["sleep"]["summaries"] <= kinds["awake"]["summaries"]
+    assert kinds["sleep"]["derivatives"] <= kinds["awake"]["derivatives"]
+    assert report["unsupported_beliefs_and_current_facts"] == {"sleep": 0, "awake": 0}
+    assert report["consolidation"]["llm_calls"] == 0
