@@ -11,6 +11,7 @@ fails, so the reply still happens.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -87,11 +88,12 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
             if route.get("search_features")
             else []
         )
-        reveries = await vague_recall(services, ctx.user_id, text)
-        diary = await diary_of_period(services, ctx.user_id, text, utcnow())
     except Exception as exc:
         log.warning("memory search failed (%s); answering without memories", exc)
         return {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
+    # Extra context beside the memories found: a failure here costs only that context.
+    reveries = await _context_or_none("reveries", vague_recall(services, ctx.user_id, text))
+    diary = await _context_or_none("diary", diary_of_period(services, ctx.user_id, text, utcnow()))
     return {
         "candidates": [c.as_dict() for c in found],
         "beliefs": beliefs[:MAX_BELIEFS],
@@ -99,3 +101,14 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         "reveries": reveries,
         "diary": diary,
     }
+
+
+async def _context_or_none(
+    what: str, lookup: Awaitable[list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The lookup's entries, or none (logged) when it fails: the reply keeps its memories."""
+    try:
+        return await lookup
+    except Exception as exc:
+        log.warning("%s lookup failed (%s); answering without it", what, exc)
+        return []

@@ -116,3 +116,16 @@ def test_queries_come_from_passes_or_the_message() -> None:
         "a",
         "q",
     ]
+
+
+async def test_a_failing_diary_keeps_the_memories(agent_services, offline, monkeypatch) -> None:
+    uids = await seed(agent_services, "alice", FACTS, thread="t1")
+
+    async def broken(*args, **kwargs):
+        raise ConnectionError("the graph store is down")
+
+    monkeypatch.setattr(agent_services.graph, "list_diary", broken)
+    state = {**human("What was my dog called yesterday?"), "route": SIMPLE_ROUTE}
+    out = await retrieve(state, runtime())
+    assert out["candidates"][0]["episode_uid"] == uids[0]
+    assert out["diary"] == []
