@@ -142,7 +142,11 @@ class Recipe:
     rerank: bool = True
     """Non-LLM rerank of the top `rerank_depth`: query-term coverage of each candidate's text."""
     rerank_depth: int = 30
-    rerank_weight: float = 0.15
+    rerank_weight: float = 0.25
+    """Added x the coverage (share of the question's content words a candidate's text holds),
+    to turns and facts alike. 0.25: measured against 0.15, 0.2 and 0.35 on both development
+    benchmarks, and against weighting each word by its rarity among the candidates
+    (docs/decisions.md, "The coverage rerank's weight")."""
     salience_weight: float = 0.0
     """Final score = relevance (scaled to [0, 1] by the best) + the weighted salience, recency
     and credibility terms. docs/design.md's context weights (0.3 salience, 0.2 recency) are the recipe
