@@ -114,6 +114,11 @@ async def test_diary_entries_round_trip_replace_and_delete(graph: GraphStore) ->
     await graph.put_diary_entry(first, ["t1-e0"])
     assert await graph.list_diary("t1") == [first, second]
     assert await graph.list_diary("t2") == []
+    assert await graph.list_diary("t1", first="2024-05-02") == [second]
+    assert await graph.list_diary("t1", last="2024-05-01") == [first]
+    assert await graph.list_diary("t1", first="2024-05-01", last="2024-05-02") == [first, second]
+    assert await graph.list_diary("t1", first="2024-05-03") == []
+    assert await graph.list_diary("t2", first="2024-05-01", last="2024-05-02") == []
     assert await graph.diary_sources("t1", "d2") == ["t1-e2", "t1-e3"]
     assert await graph.diary_sources("t2", "d2") == []
     rewritten = second.model_copy(update={"text": "We ran.", "episode_count": 1})

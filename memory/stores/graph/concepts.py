@@ -83,8 +83,11 @@ class ConceptStore(ABC):
         """Write the cleaned entry and its edges (same tenant only) in one transaction."""
 
     @abstractmethod
-    async def list_diary(self, tenant: str) -> list[DiaryEntry]:
-        """The tenant's diary entries, by (day, uid)."""
+    async def list_diary(
+        self, tenant: str, *, first: str | None = None, last: str | None = None
+    ) -> list[DiaryEntry]:
+        """The tenant's diary entries, by (day, uid); with `first` / `last` (ISO days, both
+        included) only the days from / up to them."""
 
     @abstractmethod
     async def diary_sources(self, tenant: str, uid: str) -> list[str]:

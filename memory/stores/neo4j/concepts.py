@@ -70,7 +70,9 @@ CALL (d) {
 RETURN d {.*} AS d
 """
 _LIST_DIARY = """
-MATCH (d:DiaryEntry) WHERE d.tenant = $tenant RETURN d {.*} AS d ORDER BY d.day, d.uid
+MATCH (d:DiaryEntry) WHERE d.tenant = $tenant
+  AND ($first IS NULL OR d.day >= $first) AND ($last IS NULL OR d.day <= $last)
+RETURN d {.*} AS d ORDER BY d.day, d.uid
 """
 _DIARY_SOURCES = """
 MATCH (d:DiaryEntry {uid: $uid})-[:RECOUNTS]->(e:Episode) WHERE d.tenant = $tenant
@@ -148,9 +150,12 @@ class Neo4jConcepts(Neo4jConnection, ConceptStore):
             raise uid_taken("diaryentry", entry.uid)
         return from_props(DiaryEntry, rows[0]["d"])
 
-    async def list_diary(self, tenant: str) -> list[DiaryEntry]:
-        """The tenant's diary entries, by (day, uid)."""
-        rows = await self._read(_LIST_DIARY, tenant=tenant)
+    async def list_diary(
+        self, tenant: str, *, first: str | None = None, last: str | None = None
+    ) -> list[DiaryEntry]:
+        """The tenant's diary entries, by (day, uid); with `first` / `last` (ISO days, both
+        included) only the days from / up to them."""
+        rows = await self._read(_LIST_DIARY, tenant=tenant, first=first, last=last)
         return [from_props(DiaryEntry, r["d"]) for r in rows]
 
     async def diary_sources(self, tenant: str, uid: str) -> list[str]:

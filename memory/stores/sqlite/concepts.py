@@ -176,11 +176,17 @@ class SqliteConcepts(SqliteConnection, ConceptStore):
         row = await self._run(_put, _UPSERT_DIARY, _Q_DIARY, entry, {"recounts": episode_uids})
         return from_row(DiaryEntry, row)
 
-    async def list_diary(self, tenant: str) -> list[DiaryEntry]:
-        """The tenant's diary entries, by (day, uid)."""
-        rows = await self._fetch(
-            "SELECT * FROM diary WHERE tenant = ? ORDER BY day, uid", (tenant,)
-        )
+    async def list_diary(
+        self, tenant: str, *, first: str | None = None, last: str | None = None
+    ) -> list[DiaryEntry]:
+        """The tenant's diary entries, by (day, uid); with `first` / `last` (ISO days, both
+        included) only the days from / up to them."""
+        sql, args = "SELECT * FROM diary WHERE tenant = ?", [tenant]
+        for bound, op in ((first, ">="), (last, "<=")):  # a range seek on (tenant, day)
+            if bound is not None:
+                sql += f" AND day {op} ?"
+                args.append(bound)
+        rows = await self._fetch(sql + " ORDER BY day, uid", tuple(args))
         return [from_row(DiaryEntry, r) for r in rows]
 
     async def diary_sources(self, tenant: str, uid: str) -> list[str]:
