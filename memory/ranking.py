@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from memory.sparse import MAX_TOKEN_CHARS, STOPWORDS, stem
@@ -75,22 +75,29 @@ def smooth(
     relevance: Mapping[str, float],
     adjacent: Mapping[str, tuple[str | None, str | None]],
     weight: float,
+    *,
+    paired: Container[str] = (),
+    paired_weight: float | None = None,
 ) -> dict[str, float]:
-    """Add `weight` x the better relevance of each episode's previous and next turn in its thread.
+    """Add `weight` x the better relevance of each episode's previous and next turn in its thread
+    (`paired_weight` instead for the episodes in `paired`, when given).
 
     A question often matches the turn that asked ("Did you see the game?") better than the one
     that answers; this lets the answer ride on its neighbour. Unknown neighbours count 0.
     """
     out = dict(relevance)
-    if weight <= 0:
+    if weight <= 0 and not paired_weight:
         return out
     for uid, value in relevance.items():
+        w = paired_weight if paired_weight is not None and uid in paired else weight
+        if w <= 0:
+            continue
         before, after = adjacent.get(uid, (None, None))
         near = max(
             relevance.get(before, 0.0) if before else 0.0,
             relevance.get(after, 0.0) if after else 0.0,
         )
-        out[uid] = value + weight * near
+        out[uid] = value + w * near
     return out
 
 

@@ -242,9 +242,21 @@ async def _run_pass(
     relevance = fuse(
         used, acc, method="rrf" if recipe.fusion == "rrf" else "score", rrf_k=recipe.rrf_k
     )
-    if recipe.smoothing > 0 and relevance:
-        adjacency = await services.graph.thread_adjacency(tenant, list(relevance))
-        relevance = smooth(relevance, adjacency, recipe.smoothing)
+    if (recipe.smoothing > 0 or recipe.paired_smoothing > 0) and relevance:
+        uids = list(relevance)
+        adjacency = await services.graph.thread_adjacency(tenant, uids)
+        paired: set[str] = set()
+        if recipe.paired_smoothing != recipe.smoothing:  # which episodes hold their own reply
+            # (only those with a found neighbour can gain: smoothing leaves the others alone)
+            lifted = [u for u, near in adjacency.items() if any(n in relevance for n in near if n)]
+            paired = await services.graph.paired_episodes(tenant, lifted)
+        relevance = smooth(
+            relevance,
+            adjacency,
+            recipe.smoothing,
+            paired=paired,
+            paired_weight=recipe.paired_smoothing,
+        )
     for uid in list(relevance):
         relevance[uid] += recipe.proximity_weight * association.proximity.get(uid, 0.0)
         if window is not None and recipe.time_boost:

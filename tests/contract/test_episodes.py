@@ -219,6 +219,21 @@ async def test_thread_adjacency_keeps_neighbours_of_the_same_thread(graph: Graph
     assert await graph.thread_adjacency("t1", []) == {}
 
 
+async def test_paired_episodes_hold_a_message_and_its_reply(graph: GraphStore) -> None:
+    for uid, user, agent in [
+        ("both", "Which tomatoes suit a balcony?", "Cherry tomatoes."),
+        ("user-only", "Ana: my tomatoes are ripe.", ""),
+        ("blank-reply", "Anyone there?", "  \n "),
+        ("agent-only", "", "Good morning! Here is your summary."),
+    ]:
+        await graph.create_episode(new_episode("t1", user, uid=uid, agent_text=agent))
+    await graph.create_episode(new_episode("t2", "other tenant", uid="x"))
+    wanted = ["both", "user-only", "blank-reply", "agent-only", "x", "missing", "both"]
+    assert await graph.paired_episodes("t1", wanted) == {"both"}
+    assert await graph.paired_episodes("t2", wanted) == {"x"}
+    assert await graph.paired_episodes("t1", []) == set()
+
+
 async def test_a_lone_episode_has_no_neighbours(graph: GraphStore) -> None:
     await graph.create_episode(new_episode("t1", "alone", uid="only"))
     assert await graph.temporal_neighbours("t1", "only", 3) == []

@@ -52,6 +52,7 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
         some = uids[:12]
         await store.get_episodes("alice", some)
         await store.thread_adjacency("alice", some)
+        await store.paired_episodes("alice", some)
         await store.get_facts("alice", ["f1", "f2"])
         await store.get_features("alice", ["x1"])
         await store.get_summaries("alice", ["s1"])
@@ -64,7 +65,7 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
 
         await store._run(untrace)
         listed = [s for s in statements if "json_each" in s]
-        assert len(listed) >= 8, statements  # every call above ran a list query
+        assert len(listed) >= 9, statements  # every call above ran a list query
 
         def plan(conn: sqlite3.Connection, sql: str) -> list[str]:
             return [str(row[3]) for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]

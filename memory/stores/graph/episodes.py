@@ -135,6 +135,16 @@ class EpisodeStore(ABC):
     ) -> dict[str, tuple[str | None, str | None]]:
         """(previous, next) same-thread chain neighbours of the existing ones among `uids`."""
 
+    async def paired_episodes(self, tenant: str, uids: Sequence[str]) -> set[str]:
+        """The existing ones among `uids` that hold both a message and the reply to it (user and
+        agent text, each with more than whitespace): a turn whose answer is inside it."""
+        wanted = distinct(uids)
+        return await self._paired_episodes(tenant, wanted) if wanted else set()
+
+    @abstractmethod
+    async def _paired_episodes(self, tenant: str, uids: list[str]) -> set[str]:
+        """The two-sided ones among `uids` (non-empty, distinct)."""
+
     async def thread_episodes(
         self,
         tenant: str,

@@ -152,6 +152,12 @@ OPTIONAL MATCH (e)-[:TEMPORAL_NEXT]->(n:Episode) WHERE n.thread_id = e.thread_id
 RETURN e.uid AS uid, p.uid AS prev, n.uid AS next
 """
 
+_PAIRED = """
+MATCH (e:Episode) WHERE e.uid IN $uids AND e.tenant = $tenant
+  AND trim(e.user_text) <> '' AND trim(e.agent_text) <> ''
+RETURN e.uid AS uid
+"""
+
 _SET_STATUS = """
 MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant AND e.status IN $from
 SET e.status = $status
@@ -285,6 +291,10 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
     ) -> dict[str, tuple[str | None, str | None]]:
         rows = await self._read(_ADJACENCY, tenant=tenant, uids=uids)
         return {row["uid"]: (row["prev"], row["next"]) for row in rows}
+
+    async def _paired_episodes(self, tenant: str, uids: list[str]) -> set[str]:
+        rows = await self._read(_PAIRED, tenant=tenant, uids=uids)
+        return {row["uid"] for row in rows}
 
     async def _set_status(
         self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]

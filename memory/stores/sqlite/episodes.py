@@ -75,6 +75,12 @@ FROM episodes e
 WHERE +e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
 """
 
+_PAIRED = """
+SELECT uid FROM episodes
+WHERE +tenant = :tenant AND uid IN (SELECT value FROM json_each(:uids))
+  AND trim(user_text, char(32, 9, 10, 13)) <> '' AND trim(agent_text, char(32, 9, 10, 13)) <> ''
+"""
+
 _NEIGHBOURS = """
 WITH RECURSIVE
 fwd(uid, off) AS (
@@ -261,6 +267,10 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
     ) -> dict[str, tuple[str | None, str | None]]:
         rows = await self._fetch(_ADJACENCY, {"tenant": tenant, "uids": json_list(uids)})
         return {r["uid"]: (r["prev"], r["next"]) for r in rows}
+
+    async def _paired_episodes(self, tenant: str, uids: list[str]) -> set[str]:
+        rows = await self._fetch(_PAIRED, {"tenant": tenant, "uids": json_list(uids)})
+        return {r["uid"] for r in rows}
 
     async def _thread_episodes(
         self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
