@@ -6,14 +6,15 @@ words over the year. Two tenants get the same turns through the real write path 
 and the bookkeeping graph, offline heuristics, the real embedder and stores): `sleep` runs
 deep consolidation along the simulated clock, `awake` never consolidates (at the end it gets
 the session-summary pass every consolidation level runs, so both hold summaries of the same
-sessions and the vectors differ by what forgetting removed). Every simulated week both are asked a few questions (mostly about the important facts, some about one-off
-details) and the memories retrieved are marked accessed, as the agent's rerank node does.
+sessions and the vectors differ by what forgetting removed). Every simulated week both are
+asked a few questions (mostly about the important facts, some about one-off details) and the
+memories retrieved are marked accessed, as the agent's rerank node does.
 
 At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
 per important fact (a hit is any retrieved memory from a turn that stated the fact), the
 beliefs with confidence above 0 and the current facts left without any evidence episode (must
-be 0), and what consolidation did and cost. The embedder is wrapped in a cache so the second tenant's identical texts are
-embedded once (the stores still get every write).
+be 0), and what consolidation did and cost. The embedder is wrapped in a cache so the second
+tenant's identical texts are embedded once (the stores still get every write).
 """
 
 from __future__ import annotations
