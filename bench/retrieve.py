@@ -4,10 +4,12 @@ Fills a throw-away embedded memory (SQLite graph + Qdrant Edge) with processed e
 measured tenant holds N derivative points, with a second tenant's points beside them (so the
 tenant filter selects), then times `memory.retrieval.retrieve` (every search, the fusion, the
 graph reads, the rerank) with the questions embedded beforehand (wall time and CPU time per
-question, after one untimed question). Dense vectors of the stored points
-are random unit vectors (search cost does not depend on what vectors mean, and embedding 100k
-texts would take half an hour here); their text, sparse vectors, chunks and prospective points
-are real. Two fixtures: short turns (15-40 words a side) and long turns (300-800 words of user
+question, after one untimed question). Dense vectors of the stored points are synthetic:
+real all-MiniLM-L6-v2 embeddings of a pool of 2,000 made-up turns, each point one of them plus
+noise (embedding 100k texts would take half an hour here), so that questions meet them at real
+similarities and the dense list comes back full, as on real memories (random unit vectors, used
+before, fell below the 0.15 similarity floor and left it nearly empty); their text, sparse
+vectors, chunks and prospective points are real. Two fixtures: short turns (15-40 words a side) and long turns (300-800 words of user
 text, split by the deterministic splitter into several derivatives, as bookkeeping does).
 """
 
@@ -53,9 +55,44 @@ def long_turn(rng: random.Random) -> str:
     return " ".join(sentences)
 
 
-async def fill(services: Services, derivatives: int, *, long: bool, seed: int = 3) -> int:
+POOL = 2000
+"""Real turns embedded for the stored points' dense vectors (`real_pool`)."""
+POOL_NOISE = 0.5
+"""Noise added to a pooled vector, relative to its norm: cosine to its source about 0.9."""
+
+
+async def real_pool(embedder: Embedder, size: int = POOL, seed: int = 5) -> np.ndarray:
+    """Real embeddings of `size` made-up turns (unit rows), for `fill`'s dense vectors: the
+    questions then meet stored points at the similarities real memories have (random unit
+    vectors score about 0 +- 0.05 against any question, below retrieval's 0.15 floor, so a
+    dense list of them comes back nearly empty and costs nothing)."""
+    rng = random.Random(seed)
+    texts = [sample_turn(rng)[0] for _ in range(size)]
+    rows = np.asarray(await embedder.embed_documents(texts), dtype=np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _vectors(gen: np.random.Generator, n: int, dim: int, pool: np.ndarray | None) -> np.ndarray:
+    """`n` unit vectors: random, or pooled real embeddings with noise."""
+    if pool is None:
+        vecs = gen.standard_normal((n, dim)).astype(np.float32)
+    else:
+        noise = gen.standard_normal((n, dim)).astype(np.float32) * (POOL_NOISE / np.sqrt(dim))
+        vecs = pool[gen.integers(0, len(pool), size=n)] + noise
+    return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+
+
+async def fill(
+    services: Services,
+    derivatives: int,
+    *,
+    long: bool,
+    seed: int = 3,
+    pool: np.ndarray | None = None,
+) -> int:
     """Episodes of `TENANT` until it holds `derivatives` derivative points (and a tenth as many
-    for `OTHER`); returns the episodes written."""
+    for `OTHER`); returns the episodes written. Dense vectors are random unit vectors, or with
+    `pool` (`real_pool`) a pooled real embedding plus noise."""
     rng = random.Random(seed)
     gen = np.random.default_rng(seed)
     start = utcnow() - timedelta(days=365)
@@ -92,8 +129,7 @@ async def fill(services: Services, derivatives: int, *, long: bool, seed: int = 
                 "archived": False,
                 "salience": 0.5,
             }
-            vecs = gen.standard_normal((len(chunks) + 1, services.embedder.dim)).astype(np.float32)
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            vecs = _vectors(gen, len(chunks) + 1, services.embedder.dim, pool)
             for i, chunk in enumerate(chunks):
                 derivs.append(
                     VectorPoint(
@@ -191,6 +227,8 @@ async def bench_retrieve(
     await embedder.embed_query("warm up")
     rows: list[dict[str, Any]] = []
     try:
+        console.print(f"embedding {POOL:,} made-up turns for the stored vectors ...")
+        pool = await real_pool(embedder)
         for n in sizes:
             for kind in (("short", False), ("long", True)) if long else (("short", False),):
                 with tempfile.TemporaryDirectory(prefix="mneme-bench-retrieve-") as tmp:
@@ -207,7 +245,7 @@ async def bench_retrieve(
                     try:
                         console.print(f"filling {n:,} derivatives of {kind[0]} turns ...")
                         began = time.perf_counter()
-                        episodes = await fill(services, n, long=kind[1])
+                        episodes = await fill(services, n, long=kind[1], pool=pool)
                         fill_s = time.perf_counter() - began
                         began = time.perf_counter()
                         if optimize:
@@ -258,7 +296,8 @@ async def bench_retrieve(
         )
     console.print(table)
     console.print(
-        f"{machine()}; stored dense vectors are synthetic (random unit), texts real; CPU is the "
+        f"{machine()}; stored dense vectors are synthetic (pooled real embeddings + noise), "
+        "texts real; CPU is the "
         "process's CPU time per question (SIMPLE / TEMPORAL, all threads), steadier than wall "
         "time on a shared machine"
     )

@@ -27,7 +27,7 @@ Every fact candidate carries its source episodes (`sources`), which the eval map
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -274,13 +274,16 @@ async def gather_facts(
     queries: Sequence[str],
     cutoff: datetime,
     subjects: Collection[str] = (),
+    instructions: Awaitable[list[Fact]] | None = None,
 ) -> FactPool:
     """The facts of the passes' knowledge hits, their successors and the instructions that
     apply, with raw relevance and the episodes to demote (see the module docstring).
 
     `subjects` (normalised) are whom the question is about; when it speaks of the user ("where
     do I live?"), turns that matched only through facts about someone else ("my sister lives
-    in Lyon") are scaled by `Recipe.other_subject_factor`."""
+    in Lyon") are scaled by `Recipe.other_subject_factor`. `instructions` is the lookup of the
+    applicable standing instructions (`applicable_instructions`) when the caller started it
+    already (so that it overlaps the searches); else it runs here."""
     raw: dict[str, float] = {}
     for h in hits:
         for uid, value in h.relevance(recipe).items():
@@ -300,8 +303,14 @@ async def gather_facts(
                 pool.via[current.uid] = "successor"
                 pool.lent[current.uid] = matched[old].text
             pool.facts[current.uid] = current
+    if instructions is not None:  # awaited even when off: it was started
+        applicable = await instructions
+    elif recipe.instructions:
+        applicable = await applicable_instructions(services, tenant, queries, cutoff)
+    else:
+        applicable = []
     if recipe.instructions:
-        for f in await _instructions(services, tenant, queries, cutoff):
+        for f in applicable:
             pool.facts[f.uid] = f
             pool.relevance[f.uid] = pool.relevance.get(f.uid, 0.0)
             pool.via[f.uid] = "instruction"
@@ -344,7 +353,7 @@ async def standing_instructions(
     return sorted(kept, key=lambda f: (not applies(f, q_tokens), -_learned(f).timestamp(), f.uid))
 
 
-async def _instructions(
+async def applicable_instructions(
     services: Services, tenant: str, queries: Sequence[str], cutoff: datetime
 ) -> list[Fact]:
     """Current standing instructions whose concepts or value the request touches."""

@@ -35,6 +35,7 @@ from memory.contextual import CONTEXT_ROLE, speaker_label
 from memory.fact_search import (
     FactHits,
     FactPool,
+    applicable_instructions,
     fact_candidates,
     fact_terms,
     gather_facts,
@@ -47,13 +48,19 @@ from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
 from memory.sparse import encode_query, tokenize
-from memory.stores.base import SparseVector, VectorFilter, VectorHit
+from memory.stores.base import SearchRequest, SparseVector, VectorFilter, VectorHit
 from memory.timeparse import Resolution, parse_time
 
 if TYPE_CHECKING:
     from memory.services import Services
 
 __all__ = ["Candidate", "credibility_bonus", "retrieve", "rrf_fuse"]
+
+HIT_FIELDS = ("episode_uid", "role", "text", "derivative_text", "created_at")
+"""The payload fields a pass reads of a derivative or prospective hit (the rest of the payload
+is not fetched: reading and converting payloads is most of a search's cost)."""
+FACT_FIELDS = ("fact_uid",)
+SUMMARY_FIELDS = ("episode_uids",)
 
 
 @dataclass(slots=True)
@@ -74,14 +81,6 @@ class _Episode:
 def rrf_fuse(lists: Sequence[Sequence[VectorHit]], k: int) -> dict[str, float]:
     """Reciprocal-rank fusion of ranked hit lists by hit id: sum of 1 / (k + rank), rank from 1."""
     return rrf_lists(((1.0, [h.id for h in hits]) for hits in lists), k)
-
-
-def _num(value: object, default: float = 0.0) -> float:
-    return float(value) if isinstance(value, int | float) else default
-
-
-def _signals(payload: Mapping[str, object]) -> dict[str, float]:
-    return {name: _num(payload.get(f"signal_{name}")) for name in SIGNAL_NAMES}
 
 
 def credibility_bonus(signals: Mapping[str, float], weights: Mapping[str, float] | None) -> float:
@@ -114,7 +113,6 @@ class _Pass:
 async def _run_pass(
     services: Services, tenant: str, query: str, recipe: Recipe, when: Resolution
 ) -> _Pass:
-    vectors = services.vectors
     limit = max(
         1, math.ceil(recipe.max_candidates * recipe.overfetch * recipe.fragments_per_episode)
     )
@@ -145,46 +143,67 @@ async def _run_pass(
             assoc_task.cancel()
         raise
     sparse_vec = encode_query(query) if recipe.sparse else None
+    if sparse_vec is not None and not sparse_vec.indices:
+        sparse_vec = None
     jobs: list[tuple[str, VectorKind]] = []
-    calls: list[Any] = []
+    requests: list[SearchRequest] = []
     for kind in recipe.kinds:
         if dense_vec is not None:
             jobs.append(("dense", kind))
-            calls.append(
-                vectors.search(
+            requests.append(
+                SearchRequest(
                     kind,
-                    tenant,
                     dense=dense_vec,
                     limit=limit,
                     filter=flt,
                     score_threshold=recipe.similarity_floor,
+                    fields=HIT_FIELDS,
                 )
             )
-        if sparse_vec is not None and sparse_vec.indices:
+        if sparse_vec is not None:
             jobs.append(("sparse", kind))
-            calls.append(vectors.search(kind, tenant, sparse=sparse_vec, limit=limit, filter=flt))
+            requests.append(
+                SearchRequest(kind, sparse=sparse_vec, limit=limit, filter=flt, fields=HIT_FIELDS)
+            )
     if recipe.facts:  # the facts surface, searched in the same pass (no time filter: facts
         # hold over spans, their history is handled by `memory.fact_search`)
         fact_limit = max(1, recipe.max_facts * 2)
         if dense_vec is not None:
             jobs.append(("dense", "knowledge"))
-            calls.append(
-                vectors.search(
+            requests.append(
+                SearchRequest(
                     "knowledge",
-                    tenant,
                     dense=dense_vec,
                     limit=fact_limit,
                     score_threshold=recipe.fact_similarity_floor,
+                    fields=FACT_FIELDS,
                 )
             )
         fact_sparse = encode_query(fact_terms(query)) if recipe.sparse else None
         if fact_sparse is not None and fact_sparse.indices:
             jobs.append(("sparse", "knowledge"))
-            calls.append(vectors.search("knowledge", tenant, sparse=fact_sparse, limit=fact_limit))
+            requests.append(
+                SearchRequest("knowledge", sparse=fact_sparse, limit=fact_limit, fields=FACT_FIELDS)
+            )
     if recipe.summaries and (dense_vec is not None or sparse_vec is not None):
         jobs.append(("hybrid", "summaries"))
-        calls.append(_session_turns(services, tenant, dense_vec, sparse_vec, recipe, flt, limit))
-    results: list[list[VectorHit]] = list(await asyncio.gather(*calls))
+        requests.append(
+            SearchRequest(
+                "summaries",
+                dense=dense_vec,
+                sparse=sparse_vec,
+                limit=recipe.summary_hits,
+                filter=flt,
+                score_threshold=recipe.similarity_floor,  # an unrelated session expands to nothing
+                fields=SUMMARY_FIELDS,
+            )
+        )
+    # Every search of the pass in one call (one batch per collection on Qdrant Edge).
+    results = await services.vectors.search_many(tenant, requests)
+    if jobs and jobs[-1] == ("hybrid", "summaries"):
+        results[-1] = await _session_turns(
+            services, tenant, results[-1], dense_vec, sparse_vec, recipe, flt, limit
+        )
     fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()
 
@@ -202,33 +221,45 @@ async def _run_pass(
         if kind == "summaries":
             for hit in hits:
                 uid = str(hit.payload.get("episode_uid", ""))
-                ep = acc.setdefault(uid, _Episode(payload=hit.payload))
+                ep = acc.get(uid) or acc.setdefault(uid, _Episode(payload=hit.payload))
                 lists["summaries"].add(uid, hit.score)
                 if str(hit.payload.get("role", "")) != CONTEXT_ROLE:
                     ep.fragments.setdefault(str(hit.payload.get("text", "")), 0.0)
             continue
-        for hit in hits:
+        scored = lists[mode]
+        dense = mode == "dense"
+        for hit in hits:  # hot: a pass reads hundreds of hits
             payload = hit.payload
             role = str(payload.get("role", ""))
-            if not recipe.contextual and role == CONTEXT_ROLE:
+            if role == CONTEXT_ROLE and not recipe.contextual:
                 continue
             uid = str(payload.get("episode_uid", ""))
             if not uid:
                 continue
-            ep = acc.setdefault(uid, _Episode(payload=payload))
-            lists[mode].add(uid, hit.score)
-            if mode == "dense":
-                ep.dense = hit.score if ep.dense is None else max(ep.dense, hit.score)
+            score = hit.score
+            found = acc.get(uid)
+            if found is None:
+                found = acc[uid] = _Episode(payload=payload)
+            ep = found
+            scored.add(uid, score)
+            if dense:
+                ep.dense = score if ep.dense is None or score > ep.dense else ep.dense
             else:
-                ep.sparse = hit.score if ep.sparse is None else max(ep.sparse, hit.score)
-                lexical.append((hit.score, str(payload.get("text", ""))))
+                ep.sparse = score if ep.sparse is None or score > ep.sparse else ep.sparse
+                lexical.append((score, str(payload.get("text", ""))))
             ep.roles.add(role)
             text = str(payload.get("text", ""))
             if "derivative_text" in payload:
-                ep.questions[text] = max(ep.questions.get(text, 0.0), hit.score)
+                if score > ep.questions.get(text, 0.0):
+                    ep.questions[text] = score
+                else:
+                    ep.questions.setdefault(text, 0.0)
                 text = str(payload["derivative_text"])
             if role != CONTEXT_ROLE:
-                ep.fragments[text] = max(ep.fragments.get(text, 0.0), hit.score)
+                if score > ep.fragments.get(text, 0.0):
+                    ep.fragments[text] = score
+                else:
+                    ep.fragments.setdefault(text, 0.0)
     for uid in association.pointers:
         acc.setdefault(uid, _Episode())
     fact_hits.sparse_scale = max((ep.sparse for ep in acc.values() if ep.sparse), default=0.0)
@@ -269,27 +300,16 @@ async def _run_pass(
 async def _session_turns(
     services: Services,
     tenant: str,
+    found: list[VectorHit],
     dense: list[float] | None,
     sparse: SparseVector | None,
     recipe: Recipe,
     flt: VectorFilter | None,
     limit: int,
 ) -> list[VectorHit]:
-    """The best turns of the sessions whose summaries match the query: one hit per turn (its
-    best derivative's payload), scored summary match (relative to the best summary) / (1 +
-    the turn's rank in its session); a turn in two sessions keeps its best."""
-    query_sparse = sparse if sparse is not None and sparse.indices else None
-    if dense is None and query_sparse is None:
-        return []
-    found = await services.vectors.search(
-        "summaries",
-        tenant,
-        dense=dense,
-        sparse=query_sparse,
-        limit=recipe.summary_hits,
-        filter=flt,
-        score_threshold=recipe.similarity_floor,  # an unrelated session expands to nothing
-    )
+    """The best turns of the sessions whose summaries matched the query (`found`): one hit per
+    turn (its best derivative's payload), scored summary match (relative to the best summary) /
+    (1 + the turn's rank in its session); a turn in two sessions keeps its best."""
     sessions = [
         (hit.score, [str(u) for u in cast(list[object], hit.payload.get("episode_uids") or [])])
         for hit in found
@@ -298,22 +318,23 @@ async def _session_turns(
     if not sessions:
         return []
     per_session = max(1, math.ceil(recipe.summary_turns * recipe.fragments_per_episode))
-    turns = await asyncio.gather(
-        *(
-            services.vectors.search(
+    turns = await services.vectors.search_many(
+        tenant,
+        [
+            SearchRequest(
                 "derivatives",
-                tenant,
                 dense=dense,
-                sparse=query_sparse,
+                sparse=sparse,
                 limit=min(limit, per_session),
                 filter=VectorFilter(
                     episode_uids=uids,
                     created_from=flt.created_from if flt else None,
                     created_to=flt.created_to if flt else None,
                 ),
+                fields=HIT_FIELDS,
             )
             for _, uids in sessions
-        )
+        ],
     )
     best = sessions[0][0]
     out: dict[str, VectorHit] = {}
@@ -353,9 +374,24 @@ async def retrieve(
         return []
     cutoff = as_utc(now)
     whens = [parse_time(q, cutoff) for q in queries]
-    passes = await asyncio.gather(
-        *(_run_pass(services, tenant, q, recipe, w) for q, w in zip(queries, whens, strict=True))
+    # The graph read of the standing instructions needs only the queries: it runs while the
+    # passes search.
+    instructions = (
+        asyncio.ensure_future(applicable_instructions(services, tenant, queries, cutoff))
+        if recipe.facts and recipe.instructions
+        else None
     )
+    try:
+        passes = await asyncio.gather(
+            *(
+                _run_pass(services, tenant, q, recipe, w)
+                for q, w in zip(queries, whens, strict=True)
+            )
+        )
+    except BaseException:
+        if instructions is not None:
+            instructions.cancel()
+        raise
     if len(passes) == 1:
         relevance = passes[0].relevance
     else:  # sub-queries: reciprocal-rank fusion of their rankings
@@ -381,7 +417,14 @@ async def retrieve(
     about = subjects_named(queries, [n for p in passes for n in p.association.entities])
     pool = (
         await gather_facts(
-            services, tenant, [p.facts for p in passes], recipe, queries, cutoff, about
+            services,
+            tenant,
+            [p.facts for p in passes],
+            recipe,
+            queries,
+            cutoff,
+            about,
+            instructions=instructions,
         )
         if recipe.facts
         else FactPool()
@@ -451,7 +494,9 @@ def _candidate(
     about_agent: bool,
 ) -> Candidate:
     created = as_utc(episode.created_at)
-    signals = episode.ess.signals() if episode.ess else _signals(ep.payload)
+    # An episode without an ESS was indexed with zero signals (`memory.episodes`), so its
+    # points' payloads (not fetched) hold zeros too.
+    signals = episode.ess.signals() if episode.ess else dict.fromkeys(SIGNAL_NAMES, 0.0)
     score = relevance
     if recipe.speaker_boost and named:
         speaker, _ = speaker_label(episode.user_text)

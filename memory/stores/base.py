@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from memory.schema import VectorKind
 from memory.stores.errors import (
     NotFound,
     SchemaMismatch,
@@ -51,6 +52,7 @@ __all__ = [
     "Lease",
     "NotFound",
     "SchemaMismatch",
+    "SearchRequest",
     "SparseVector",
     "StoreError",
     "StoreLocked",
@@ -153,3 +155,20 @@ class VectorFilter:
     created_from: datetime | None = None
     created_to: datetime | None = None
     include_archived: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search of `VectorIndex.search_many`: the arguments of `VectorIndex.search`, and the
+    payload fields its hits carry."""
+
+    kind: VectorKind
+    dense: Sequence[float] | None = None
+    sparse: SparseVector | None = None
+    limit: int = 10
+    filter: VectorFilter | None = None
+    score_threshold: float | None = None
+    signal_weights: dict[str, float] | None = None
+    fields: tuple[str, ...] | None = None
+    """Payload fields each hit carries (None: all of them). Reading and converting payloads is
+    most of the cost of a hit, so a caller that reads three fields asks for those three."""

@@ -23,6 +23,7 @@ import asyncio
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -30,6 +31,7 @@ import qdrant_edge as qe
 
 from memory.schema import VECTOR_KINDS, VectorKind, collection_name
 from memory.stores.base import (
+    SearchRequest,
     SparseVector,
     StoreError,
     VectorFilter,
@@ -45,6 +47,16 @@ T = TypeVar("T")
 
 TIE_MARGIN = 8
 """Extra results fetched so that ties at the limit are cut by id, as on every backend."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """One search ready for the engine: its shard, its request, its score factor and limit."""
+
+    shard: str
+    request: qe.QueryRequest
+    scale: float
+    limit: int
 
 
 class EdgeIndex(VectorIndex):
@@ -182,41 +194,77 @@ class EdgeIndex(VectorIndex):
         signal_weights: dict[str, float] | None = None,
     ) -> list[VectorHit]:
         """The tenant's best points for a dense and/or sparse query; contract in `VectorIndex`."""
-        self.check_query(dense, limit)
-        weights = clamp_weights(signal_weights)
-        if filter is not None and filter.episode_uids is not None and not filter.episode_uids:
-            return []
-        if dense is None and (sparse is None or not sparse.indices):
-            return []
-        flt = edge_filter(tenant, filter or VectorFilter())
-        plan = plan_edge_search(
+        request = SearchRequest(
+            kind,
             dense=dense,
             sparse=sparse,
             limit=limit,
-            flt=flt,
-            idf_corpus=edge_filter(tenant),
+            filter=filter,
             score_threshold=score_threshold,
-            weights=weights,
+            signal_weights=signal_weights,
+        )
+        return (await self.search_many(tenant, [request]))[0]
+
+    async def search_many(
+        self, tenant: str, requests: Sequence[SearchRequest]
+    ) -> list[list[VectorHit]]:
+        """Several searches in one trip to the worker: the requests of one shard run as one
+        `query_batch` (planned together), and hits are built there; contract in `VectorIndex`.
+        A request's `fields` are the only payload fields its hits carry."""
+        for r in requests:
+            self.check_query(r.dense, r.limit)
+        idf_corpus = edge_filter(tenant)
+        planned: list[_Planned | None] = [self._plan(tenant, r, idf_corpus) for r in requests]
+        if not any(planned):
+            return [[] for _ in requests]
+        return await self._run(self._search_on_worker, planned)
+
+    def _plan(self, tenant: str, r: SearchRequest, idf_corpus: qe.Filter) -> _Planned | None:
+        """The engine request of one search, or None when it returns [] without asking."""
+        if r.filter is not None and r.filter.episode_uids is not None and not r.filter.episode_uids:
+            return None
+        if r.dense is None and (r.sparse is None or not r.sparse.indices):
+            return None
+        flt = edge_filter(tenant, r.filter or VectorFilter())
+        plan = plan_edge_search(
+            dense=r.dense,
+            sparse=r.sparse,
+            limit=r.limit,
+            flt=flt,
+            idf_corpus=idf_corpus,
+            score_threshold=r.score_threshold,
+            weights=clamp_weights(r.signal_weights),
             hnsw_ef=self.hnsw_ef,
         )
         request = qe.QueryRequest(
-            limit=limit + TIE_MARGIN,
+            limit=r.limit + TIE_MARGIN,
             query=plan.query,
             prefetches=plan.prefetches,
             filter=flt,
             params=plan.params,
             score_threshold=plan.score_threshold,
-            with_payload=True,
+            with_payload=list(r.fields) if r.fields is not None else True,
         )
-        found = await self._run(
-            self._shards.query, collection_name(kind, self.fingerprint), request
-        )
-        hits = [
-            VectorHit(id=str(p.id), score=p.score * plan.scale, payload=decode_payload(p.payload))
-            for p in found
-        ]
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits[:limit]
+        return _Planned(collection_name(r.kind, self.fingerprint), request, plan.scale, r.limit)
+
+    def _search_on_worker(self, planned: list[_Planned | None]) -> list[list[VectorHit]]:
+        by_shard: dict[str, list[int]] = {}
+        for i, p in enumerate(planned):
+            if p is not None:
+                by_shard.setdefault(p.shard, []).append(i)
+        out: list[list[VectorHit]] = [[] for _ in planned]
+        for name, positions in by_shard.items():
+            found = self._shards.query_batch(name, [planned[i].request for i in positions])  # type: ignore[union-attr]
+            for i, points in zip(positions, found, strict=True):
+                p = planned[i]
+                assert p is not None
+                hits = [
+                    VectorHit(str(q.id), q.score * p.scale, decode_payload(q.payload))
+                    for q in points
+                ]
+                hits.sort(key=lambda h: (-h.score, h.id))
+                out[i] = hits[: p.limit]
+        return out
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""

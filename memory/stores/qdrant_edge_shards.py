@@ -143,6 +143,15 @@ class Shards:
         shard = self.existing(name)
         return [] if shard is None else shard.query(request)
 
+    def query_batch(self, name: str, requests: list[qe.QueryRequest]) -> list[list[qe.ScoredPoint]]:
+        """Run several queries of one shard as one planned batch; an absent shard has no points."""
+        shard = self.existing(name)
+        if shard is None:
+            return [[] for _ in requests]
+        if len(requests) == 1:
+            return [shard.query(requests[0])]
+        return shard.query_batch(qe.QueryBatchRequest(requests))
+
     def scroll(
         self, name: str, flt: qe.Filter | None, payload: bool | list[str]
     ) -> list[qe.Record]:

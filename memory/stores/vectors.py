@@ -22,13 +22,14 @@ Value types (`SparseVector`, `VectorPoint`, `VectorHit`, `VectorFilter`) live in
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
 
 from memory.schema import VectorKind
-from memory.stores.base import SparseVector, VectorFilter, VectorHit, VectorPoint
+from memory.stores.base import SearchRequest, SparseVector, VectorFilter, VectorHit, VectorPoint
 from memory.stores.errors import SchemaMismatch
 
 __all__ = [
@@ -219,6 +220,38 @@ class VectorIndex(ABC):
         []. Raises `SchemaMismatch` for a dense query of the wrong dimension, `ValueError` for
         `limit` < 1 or an unknown signal name.
         """
+
+    async def search_many(
+        self, tenant: str, requests: Sequence[SearchRequest]
+    ) -> list[list[VectorHit]]:
+        """Several searches of one tenant at once: for each request, what `search` returns for
+        it (same hits, scores and order), in the order asked.
+
+        A request's `fields` names the payload fields its hits need; hits carry at least those
+        (a backend may return more). Backends that can run the searches as one call (Qdrant
+        Edge: one batch per shard, on one trip to the worker thread) do; this default runs
+        `search` once per request. Every request is checked before any search runs, with the
+        errors `search` raises.
+        """
+        for r in requests:
+            self.check_query(r.dense, r.limit)
+        return list(
+            await asyncio.gather(
+                *(
+                    self.search(
+                        r.kind,
+                        tenant,
+                        dense=r.dense,
+                        sparse=r.sparse,
+                        limit=r.limit,
+                        filter=r.filter,
+                        score_threshold=r.score_threshold,
+                        signal_weights=r.signal_weights,
+                    )
+                    for r in requests
+                )
+            )
+        )
 
     @abstractmethod
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:

@@ -22,6 +22,7 @@ from memory.schema import VECTOR_KINDS, VectorKind, clean_text, collection_name,
 from memory.sparse import encode_document, encode_query
 from memory.stores.base import (
     SchemaMismatch,
+    SearchRequest,
     SparseVector,
     StoreUnavailable,
     VectorFilter,
@@ -502,6 +503,63 @@ async def test_score_contract(
     floored = await index.search("derivatives", "t", dense=qv.tolist(), score_threshold=0.3)
     assert floored and all(h.score >= 0.3 for h in floored)
     assert len(floored) < len(CORPUS)
+
+
+async def test_search_many_answers_each_request_as_search_does(
+    index: VectorIndex, vectors: dict[str, list[float]], embedder: Embedder
+) -> None:
+    await load_corpus(index, "t", vectors)
+    await load_corpus(index, "u", vectors)  # another tenant with the same texts
+    await index.upsert(
+        "prospective",
+        [
+            make_point("t", k, vectors[k], kind_tag="q", derivative_text=CORPUS[k])
+            for k in ("pet", "job", "music")
+        ],
+    )
+    qv = (await embedder.embed_query("which instrument do I play?")).tolist()
+    words = encode_query("orchestra cello hospital")
+    window = VectorFilter(created_from=T0 + timedelta(days=1), created_to=T0 + timedelta(days=5))
+    requests = [
+        SearchRequest("derivatives", dense=qv, limit=4),
+        SearchRequest("derivatives", sparse=words, limit=4),
+        SearchRequest("prospective", dense=qv, sparse=words, limit=3),
+        SearchRequest("derivatives", dense=qv, limit=6, score_threshold=0.1, fields=("text",)),
+        SearchRequest("derivatives", dense=qv, filter=window, signal_weights={"rigor": 0.2}),
+        SearchRequest("knowledge", dense=qv, limit=5),  # an empty collection
+        SearchRequest("derivatives", dense=qv, filter=VectorFilter(episode_uids=[])),
+        SearchRequest("derivatives", sparse=SparseVector((), ())),  # an empty query
+        SearchRequest(
+            "prospective", sparse=words, limit=2, fields=("episode_uid", "derivative_text")
+        ),
+    ]
+    batch = await index.search_many("t", requests)
+    assert len(batch) == len(requests)
+    assert batch[5] == batch[6] == batch[7] == []
+    assert batch[0] and batch[1] and batch[2] and batch[8]
+    for r, got in zip(requests, batch, strict=True):
+        want = await index.search(
+            r.kind,
+            "t",
+            dense=r.dense,
+            sparse=r.sparse,
+            limit=r.limit,
+            filter=r.filter,
+            score_threshold=r.score_threshold,
+            signal_weights=r.signal_weights,
+        )
+        assert [h.id for h in got] == [h.id for h in want], r
+        for g, w in zip(got, want, strict=True):
+            assert g.score == pytest.approx(w.score, abs=SCORE_TOLERANCE), r
+            for name in r.fields or tuple(w.payload):
+                assert g.payload[name] == w.payload[name], (r, name)
+    assert {h.payload["text"] for h in batch[3]} <= set(CORPUS.values())
+    # Requests are checked before anything runs; nothing asked, nothing returned.
+    with pytest.raises(ValueError, match="limit"):
+        await index.search_many("t", [requests[0], SearchRequest("derivatives", dense=qv, limit=0)])
+    with pytest.raises(SchemaMismatch):
+        await index.search_many("t", [SearchRequest("derivatives", dense=[0.1, 0.2])])
+    assert await index.search_many("t", []) == []
 
 
 async def test_ties_come_in_id_order(index: VectorIndex, vectors: dict[str, list[float]]) -> None:
