@@ -30,11 +30,12 @@ def is_bare_question(user_text: str, agent_text: str) -> bool:
     side is empty or only quoted memory back. A turn of a conversation between two people
     (`Name: text`) is never one: there a question is part of what happened ("Did you adopt the
     kitten?" is evidence of the adoption with the answer that follows it)."""
-    speaker, said = speaker_label(user_text.strip())
-    if speaker is not None:
-        return False
-    sentences = [s for s in _SENTENCES.split(said.strip()) if s.strip()]
-    if not sentences or not all(s.rstrip().endswith("?") for s in sentences):
-        return False
     agent = agent_text.strip()
-    return not agent or bool(OFFLINE_ECHO.match(agent))
+    if agent and not OFFLINE_ECHO.match(agent):  # the cheap tests first: texts can be long
+        return False
+    speaker, said = speaker_label(user_text.strip())
+    said = said.strip()
+    if speaker is not None or not said.endswith("?"):
+        return False
+    sentences = [s for s in _SENTENCES.split(said) if s.strip()]
+    return all(s.rstrip().endswith("?") for s in sentences)

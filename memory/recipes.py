@@ -41,6 +41,11 @@ class Recipe:
     """Points fetched per episode asked for: a long turn is many fragments, and its best ones
     crowd a list (a 500-word reply is 6+ points), so each search asks for `overfetch *
     max_candidates * fragments_per_episode` points; an episode scores as its best (max-sim)."""
+    prospective_share: float = 1.0
+    """The prospective-question searches fetch this share of the points a derivative search
+    fetches."""
+    prospective_sparse: bool = True
+    """Search the prospective questions' sparse vectors too (else dense only)."""
     fusion: Literal["score", "rrf"] = "score"
     """How the dense and sparse lists combine (`memory.fusion`): `score` = weighted sum of the
     calibrated scores (cosine similarity as it is, BM25 divided by the best); `rrf` =

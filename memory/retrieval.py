@@ -46,7 +46,7 @@ from memory.query import addresses_agent
 from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
 from memory.ranking import coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
-from memory.schema import SIGNAL_NAMES, Episode, Neighbour, VectorKind, as_utc, normalise_text
+from memory.schema import SIGNAL_NAMES, Episode, VectorKind, as_utc, normalise_text
 from memory.sparse import encode_query, tokenize
 from memory.stores.base import SearchRequest, SparseVector, VectorFilter, VectorHit
 from memory.timeparse import Resolution, parse_time
@@ -148,22 +148,27 @@ async def _run_pass(
     jobs: list[tuple[str, VectorKind]] = []
     requests: list[SearchRequest] = []
     for kind in recipe.kinds:
+        kind_limit = (
+            max(1, math.ceil(limit * recipe.prospective_share)) if kind == "prospective" else limit
+        )
         if dense_vec is not None:
             jobs.append(("dense", kind))
             requests.append(
                 SearchRequest(
                     kind,
                     dense=dense_vec,
-                    limit=limit,
+                    limit=kind_limit,
                     filter=flt,
                     score_threshold=recipe.similarity_floor,
                     fields=HIT_FIELDS,
                 )
             )
-        if sparse_vec is not None:
+        if sparse_vec is not None and (kind != "prospective" or recipe.prospective_sparse):
             jobs.append(("sparse", kind))
             requests.append(
-                SearchRequest(kind, sparse=sparse_vec, limit=limit, filter=flt, fields=HIT_FIELDS)
+                SearchRequest(
+                    kind, sparse=sparse_vec, limit=kind_limit, filter=flt, fields=HIT_FIELDS
+                )
             )
     if recipe.facts:  # the facts surface, searched in the same pass (no time filter: facts
         # hold over spans, their history is handled by `memory.fact_search`)
@@ -274,18 +279,14 @@ async def _run_pass(
         used, acc, method="rrf" if recipe.fusion == "rrf" else "score", rrf_k=recipe.rrf_k
     )
     if (recipe.smoothing > 0 or recipe.paired_smoothing > 0) and relevance:
-        uids = list(relevance)
-        adjacency = await services.graph.thread_adjacency(tenant, uids)
-        paired: set[str] = set()
-        if recipe.paired_smoothing != recipe.smoothing:  # which episodes hold their own reply
-            # (only those with a found neighbour can gain: smoothing leaves the others alone)
-            lifted = [u for u, near in adjacency.items() if any(n in relevance for n in near if n)]
-            paired = await services.graph.paired_episodes(tenant, lifted)
+        # Only neighbours that are candidates lend relevance, so the links among the candidates
+        # are all smoothing needs (and which of the linked episodes hold their own reply).
+        links = await services.graph.thread_links(tenant, list(relevance))
         relevance = smooth(
             relevance,
-            adjacency,
+            links.adjacent,
             recipe.smoothing,
-            paired=paired,
+            paired=links.paired,
             paired_weight=recipe.paired_smoothing,
         )
     for uid in list(relevance):
@@ -399,18 +400,8 @@ async def retrieve(
         fused = rrf_lists(ranked, recipe.rrf_k)
         best = len(passes) / (recipe.rrf_k + 1)
         relevance = {uid: value / best for uid, value in fused.items()}
-    acc: dict[str, _Episode] = {}
     proximity: dict[str, float] = {}
     for p in passes:
-        for uid, ep in p.acc.items():
-            mine = acc.setdefault(uid, _Episode(payload=ep.payload))
-            mine.roles |= ep.roles
-            if ep.dense is not None:
-                mine.dense = max(mine.dense or -1.0, ep.dense)
-            for text, s in ep.fragments.items():
-                mine.fragments[text] = max(mine.fragments.get(text, 0.0), s)
-            for text, s in ep.questions.items():
-                mine.questions[text] = max(mine.questions.get(text, 0.0), s)
         for uid, value in p.association.proximity.items():
             proximity[uid] = max(proximity.get(uid, 0.0), value)
 
@@ -435,6 +426,7 @@ async def retrieve(
     order = sorted(relevance, key=lambda u: (-relevance[u], u))
     depth = max(recipe.max_candidates, recipe.rerank_depth if recipe.rerank else 0)
     top = order[:depth]
+    acc = _merged([p.acc for p in passes], top)
     episodes = {e.uid: e for e in await services.graph.get_episodes(tenant, top)}
     windows = [w.window for w in whens if w.window is not None]
     best = max((relevance[u] for u in top), default=1.0) or 1.0
@@ -477,6 +469,28 @@ async def retrieve(
             services, tenant, pool, out, best, recipe, queries, about, cutoff
         )
     out.sort(key=lambda c: (-c.score, c.uid))
+    return out
+
+
+def _merged(accs: Sequence[dict[str, _Episode]], uids: Sequence[str]) -> dict[str, _Episode]:
+    """What the passes found of each of `uids` (an episode found by several: its best scores,
+    the union of its roles, fragments and questions); one pass's own, as it is."""
+    if len(accs) == 1:
+        return accs[0]
+    out: dict[str, _Episode] = {}
+    for uid in uids:
+        for found in accs:
+            ep = found.get(uid)
+            if ep is None:
+                continue
+            mine = out.setdefault(uid, _Episode(payload=ep.payload))
+            mine.roles |= ep.roles
+            if ep.dense is not None:
+                mine.dense = max(mine.dense or -1.0, ep.dense)
+            for text, s in ep.fragments.items():
+                mine.fragments[text] = max(mine.fragments.get(text, 0.0), s)
+            for text, s in ep.questions.items():
+                mine.questions[text] = max(mine.questions.get(text, 0.0), s)
     return out
 
 
@@ -539,17 +553,12 @@ async def _neighbours(
     """The ±`recipe.neighbours` episodes around the best seeds, scored below their seed."""
     present = {c.episode_uid for c in seeds}
     top = seeds[: recipe.neighbour_seeds]
-    found: list[list[Neighbour]] = list(
-        await asyncio.gather(
-            *(
-                services.graph.temporal_neighbours(tenant, c.episode_uid, recipe.neighbours)
-                for c in top
-            )
-        )
+    found = await services.graph.neighbours_of(
+        tenant, [c.episode_uid for c in top], recipe.neighbours
     )
     out: list[Candidate] = []
-    for seed, neighbours in zip(top, found, strict=True):
-        for n in neighbours:
+    for seed in top:
+        for n in found.get(seed.episode_uid, []):
             episode: Episode = n.episode
             if episode.uid in present or episode.archived or as_utc(episode.created_at) > cutoff:
                 continue

@@ -203,35 +203,41 @@ async def test_neighbours_at_the_ends_of_the_chain(graph: GraphStore) -> None:
     assert neighbour.episode == await graph.get_episode("t1", "e30")
 
 
-async def test_thread_adjacency_keeps_neighbours_of_the_same_thread(graph: GraphStore) -> None:
-    for minute, thread in [(10, "a"), (20, "a"), (30, "b"), (40, "a"), (50, "a")]:
-        episode = new_episode("t1", f"at {minute}", minute, uid=f"e{minute}", thread_id=thread)
+async def test_thread_links_join_listed_turns_of_one_thread(graph: GraphStore) -> None:
+    for minute, thread in [(10, "a"), (20, "a"), (30, "b"), (40, "a"), (50, "a"), (60, "a")]:
+        agent = "" if minute == 20 else "  \n " if minute == 40 else "A reply."
+        episode = new_episode(
+            "t1", f"at {minute}", minute, uid=f"e{minute}", thread_id=thread, agent_text=agent
+        )
         await graph.create_episode(episode)
     await graph.create_episode(new_episode("t2", "other tenant", 5, uid="x"))
-    adjacency = await graph.thread_adjacency("t1", ["e10", "e20", "e30", "e40", "e50", "x", "e20"])
-    assert adjacency == {
+    listed = ["e10", "e20", "e30", "e40", "e50", "x", "e20", "missing"]  # e60 left out
+    links = await graph.thread_links("t1", listed)
+    assert links.adjacent == {
         "e10": (None, "e20"),
         "e20": ("e10", None),  # its next on the chain is thread b
-        "e30": (None, None),
         "e40": (None, "e50"),
-        "e50": ("e40", None),
+        "e50": ("e40", None),  # its next, e60, is not listed
     }
-    assert await graph.thread_adjacency("t1", []) == {}
+    assert links.paired == {"e10", "e50"}  # e20 has no reply, e40 a blank one
+    # Another tenant's episodes are not linked, nor are listed uids of this tenant to theirs.
+    assert (await graph.thread_links("t2", listed)).adjacent == {}
+    empty = await graph.thread_links("t1", [])
+    assert empty.adjacent == {} and empty.paired == set()
 
 
-async def test_paired_episodes_hold_a_message_and_its_reply(graph: GraphStore) -> None:
-    for uid, user, agent in [
-        ("both", "Which tomatoes suit a balcony?", "Cherry tomatoes."),
-        ("user-only", "Ana: my tomatoes are ripe.", ""),
-        ("blank-reply", "Anyone there?", "  \n "),
-        ("agent-only", "", "Good morning! Here is your summary."),
-    ]:
-        await graph.create_episode(new_episode("t1", user, uid=uid, agent_text=agent))
-    await graph.create_episode(new_episode("t2", "other tenant", uid="x"))
-    wanted = ["both", "user-only", "blank-reply", "agent-only", "x", "missing", "both"]
-    assert await graph.paired_episodes("t1", wanted) == {"both"}
-    assert await graph.paired_episodes("t2", wanted) == {"x"}
-    assert await graph.paired_episodes("t1", []) == set()
+async def test_neighbours_of_several_episodes_in_one_read(graph: GraphStore) -> None:
+    for minute in [10, 20, 30, 40, 50]:
+        await graph.create_episode(new_episode("t1", f"at {minute}", minute, uid=f"e{minute}"))
+    await graph.create_episode(new_episode("t2", "other tenant", 5, uid="x"))
+    found = await graph.neighbours_of("t1", ["e10", "e30", "x", "missing", "e30"], 2)
+    assert set(found) == {"e10", "e30"}
+    for uid, k in (("e10", 2), ("e30", 2)):
+        assert [(n.offset, n.episode.uid) for n in found[uid]] == await offsets(graph, "t1", uid, k)
+    assert found["e30"][0].episode == await graph.get_episode("t1", "e10")
+    assert await graph.neighbours_of("t1", ["e10"], 0) == {}
+    assert await graph.neighbours_of("t1", [], 3) == {}
+    assert await graph.neighbours_of("t2", ["x"], 3) == {}  # alone on its chain
 
 
 async def test_a_lone_episode_has_no_neighbours(graph: GraphStore) -> None:

@@ -2,8 +2,8 @@
 
 Without statistics, SQLite's planner prefers an index on `tenant` over the primary key when a
 query says `tenant = ? AND uid IN (SELECT value FROM json_each(?))`: it then reads every row of
-the tenant to keep the listed ones. That made `thread_adjacency` cost 6 ms at 5,000 episodes in
-every retrieval, and grows with the tenant. The queries keep the tenant filter (as `+tenant`,
+the tenant to keep the listed ones. That made the thread adjacency of a retrieval cost 6 ms at
+5,000 episodes, and grows with the tenant. The queries keep the tenant filter (as `+tenant`,
 which the planner cannot use as an index), so the listed keys drive the search. This test
 captures every statement the list-taking reads and writes run on a real store and checks each
 plan.
@@ -21,6 +21,8 @@ from memory.stores.sqlite import SqliteGraphStore
 
 TENANT_SCAN = re.compile(r"USING (?:COVERING )?INDEX \w+ \((?:\w+\.)?tenant=\?\)$")
 """A plan step that searches an index by the tenant alone: every row of the tenant."""
+PAIR_PROBE = re.compile(r"\(src=\? AND dst=\?\)")
+"""A plan step that probes the chain once per pair of listed episodes (n² for n listed)."""
 
 
 async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
@@ -51,8 +53,8 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
         await store._run(trace)
         some = uids[:12]
         await store.get_episodes("alice", some)
-        await store.thread_adjacency("alice", some)
-        await store.paired_episodes("alice", some)
+        await store.thread_links("alice", some)
+        await store.neighbours_of("alice", some[:5], 2)
         await store.get_facts("alice", ["f1", "f2"])
         await store.get_features("alice", ["x1"])
         await store.get_summaries("alice", ["s1"])
@@ -72,7 +74,7 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
 
         for sql in listed:
             steps = await store._run(plan, sql)
-            scans = [step for step in steps if TENANT_SCAN.search(step)]
+            scans = [step for step in steps if TENANT_SCAN.search(step) or PAIR_PROBE.search(step)]
             assert not scans, f"{sql}\n-> {steps}"
         # and the tenant filter is still applied: bob's uids are not alice's
         assert await store.get_episodes("bob", some) == []

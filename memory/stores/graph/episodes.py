@@ -36,6 +36,18 @@ class CreateResult:
     duplicate: bool
 
 
+@dataclass(frozen=True, slots=True)
+class ThreadLinks:
+    """What `thread_links` found among a set of episodes."""
+
+    adjacent: dict[str, tuple[str | None, str | None]]
+    """uid -> (previous, next): its neighbours on the chain that are in the set and of its
+    thread (None where not); only the uids with at least one."""
+    paired: set[str]
+    """The uids of `adjacent` that hold a message and the reply to it (user and agent text,
+    each with more than whitespace): a turn whose answer is inside it."""
+
+
 def episode_record(new: NewEpisode) -> Episode:
     """The episode as stored: texts cleaned, content joined and hashed, time in UTC."""
     clean = clean_record(new)
@@ -113,37 +125,49 @@ class EpisodeStore(ABC):
 
     async def temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
         """Up to k episodes before and k after `uid` on the chain, by offset (-k..-1, 1..k)."""
-        if count("k", k) == 0:
-            return []
-        return await self._temporal_neighbours(tenant, uid, k)
+        return (await self.neighbours_of(tenant, [uid], k)).get(uid, [])
 
-    @abstractmethod
-    async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
-        """The neighbours for a `k` of at least 1, by offset."""
-
-    async def thread_adjacency(
-        self, tenant: str, uids: Sequence[str]
-    ) -> dict[str, tuple[str | None, str | None]]:
-        """For each existing uid, its (previous, next) episode on the chain when that one is of
-        the same thread, else None: the turn before and after it in its conversation."""
+    async def thread_links(self, tenant: str, uids: Sequence[str]) -> ThreadLinks:
+        """The TEMPORAL_NEXT links between episodes of `uids` that are of one thread (the turn
+        before and after each in its conversation, when that one is in the set too), and which
+        of the linked episodes are two-sided; one read. Another tenant's episodes and unknown
+        uids have none."""
         wanted = distinct(uids)
-        return await self._thread_adjacency(tenant, wanted) if wanted else {}
+        if not wanted:
+            return ThreadLinks({}, set())
+        adjacent: dict[str, tuple[str | None, str | None]] = {}
+        paired: set[str] = set()
+        for src, dst, src_paired, dst_paired in await self._thread_links(tenant, wanted):
+            adjacent[src] = (adjacent.get(src, (None, None))[0], dst)
+            adjacent[dst] = (src, adjacent.get(dst, (None, None))[1])
+            if src_paired:
+                paired.add(src)
+            if dst_paired:
+                paired.add(dst)
+        return ThreadLinks(adjacent, paired)
 
     @abstractmethod
-    async def _thread_adjacency(
+    async def _thread_links(
         self, tenant: str, uids: list[str]
-    ) -> dict[str, tuple[str | None, str | None]]:
-        """(previous, next) same-thread chain neighbours of the existing ones among `uids`."""
+    ) -> list[tuple[str, str, bool, bool]]:
+        """(src, dst, src two-sided, dst two-sided) for each src -> dst link of the chain with
+        both ends among `uids` (non-empty, distinct), of the tenant and of one thread."""
 
-    async def paired_episodes(self, tenant: str, uids: Sequence[str]) -> set[str]:
-        """The existing ones among `uids` that hold both a message and the reply to it (user and
-        agent text, each with more than whitespace): a turn whose answer is inside it."""
+    async def neighbours_of(
+        self, tenant: str, uids: Sequence[str], k: int
+    ) -> dict[str, list[Neighbour]]:
+        """`temporal_neighbours` of several episodes in one read: for each existing uid among
+        `uids`, up to k episodes before and k after it on the chain, by offset."""
         wanted = distinct(uids)
-        return await self._paired_episodes(tenant, wanted) if wanted else set()
+        if count("k", k) == 0 or not wanted:
+            return {}
+        return await self._neighbours_of(tenant, wanted, k)
 
     @abstractmethod
-    async def _paired_episodes(self, tenant: str, uids: list[str]) -> set[str]:
-        """The two-sided ones among `uids` (non-empty, distinct)."""
+    async def _neighbours_of(
+        self, tenant: str, uids: list[str], k: int
+    ) -> dict[str, list[Neighbour]]:
+        """The neighbours of each of `uids` (non-empty, distinct) that has any, by offset."""
 
     async def thread_episodes(
         self,

@@ -133,8 +133,17 @@ MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
 RETURN e {.*} AS e
 """
 
-_NEIGHBOURS = """
-MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
+_LINKS = """
+MATCH (a:Episode)-[:TEMPORAL_NEXT]->(b:Episode)
+WHERE a.uid IN $uids AND a.tenant = $tenant AND b.uid IN $uids AND a.thread_id = b.thread_id
+RETURN a.uid AS src, b.uid AS dst,
+    (trim(a.user_text) <> '' AND trim(a.agent_text) <> '') AS src_paired,
+    (trim(b.user_text) <> '' AND trim(b.agent_text) <> '') AS dst_paired
+"""
+
+_NEIGHBOURS_OF = """
+UNWIND $uids AS uid
+MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
 CALL (e) {
     MATCH p = (e)-[:TEMPORAL_NEXT*1..%d]->(n:Episode)
     RETURN length(p) AS offset, n
@@ -142,20 +151,7 @@ CALL (e) {
     MATCH p = (n:Episode)-[:TEMPORAL_NEXT*1..%d]->(e)
     RETURN -length(p) AS offset, n
 }
-RETURN offset, n {.*} AS e ORDER BY offset
-"""
-
-_ADJACENCY = """
-MATCH (e:Episode) WHERE e.uid IN $uids AND e.tenant = $tenant
-OPTIONAL MATCH (p:Episode)-[:TEMPORAL_NEXT]->(e) WHERE p.thread_id = e.thread_id
-OPTIONAL MATCH (e)-[:TEMPORAL_NEXT]->(n:Episode) WHERE n.thread_id = e.thread_id
-RETURN e.uid AS uid, p.uid AS prev, n.uid AS next
-"""
-
-_PAIRED = """
-MATCH (e:Episode) WHERE e.uid IN $uids AND e.tenant = $tenant
-  AND trim(e.user_text) <> '' AND trim(e.agent_text) <> ''
-RETURN e.uid AS uid
+RETURN e.uid AS seed, offset, n {.*} AS e ORDER BY seed, offset
 """
 
 _SET_STATUS = """
@@ -282,19 +278,25 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
         )
         return [episode_of(row["e"]) for row in rows]
 
-    async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
-        rows = await self._read(with_bound(_NEIGHBOURS, k, k), tenant=tenant, uid=uid)
-        return [Neighbour(offset=row["offset"], episode=episode_of(row["e"])) for row in rows]
-
-    async def _thread_adjacency(
+    async def _thread_links(
         self, tenant: str, uids: list[str]
-    ) -> dict[str, tuple[str | None, str | None]]:
-        rows = await self._read(_ADJACENCY, tenant=tenant, uids=uids)
-        return {row["uid"]: (row["prev"], row["next"]) for row in rows}
+    ) -> list[tuple[str, str, bool, bool]]:
+        rows = await self._read(_LINKS, tenant=tenant, uids=uids)
+        return [
+            (row["src"], row["dst"], bool(row["src_paired"]), bool(row["dst_paired"]))
+            for row in rows
+        ]
 
-    async def _paired_episodes(self, tenant: str, uids: list[str]) -> set[str]:
-        rows = await self._read(_PAIRED, tenant=tenant, uids=uids)
-        return {row["uid"] for row in rows}
+    async def _neighbours_of(
+        self, tenant: str, uids: list[str], k: int
+    ) -> dict[str, list[Neighbour]]:
+        rows = await self._read(with_bound(_NEIGHBOURS_OF, k, k), tenant=tenant, uids=uids)
+        out: dict[str, list[Neighbour]] = {}
+        for row in rows:
+            out.setdefault(row["seed"], []).append(
+                Neighbour(offset=row["offset"], episode=episode_of(row["e"]))
+            )
+        return out
 
     async def _set_status(
         self, tenant: str, uid: str, status: EpisodeStatus, movable: list[EpisodeStatus]

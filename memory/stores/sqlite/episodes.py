@@ -65,37 +65,42 @@ Q_THREAD_AFTER = (
 )
 """A thread's episodes in time order, off the (tenant, thread_id, created_at, uid) index."""
 
-_ADJACENCY = """
-SELECT e.uid,
-    (SELECT p.uid FROM temporal_next t JOIN episodes p ON p.uid = t.src
-     WHERE t.dst = e.uid AND p.thread_id = e.thread_id) AS prev,
-    (SELECT n.uid FROM temporal_next t JOIN episodes n ON n.uid = t.dst
-     WHERE t.src = e.uid AND n.thread_id = e.thread_id) AS next
-FROM episodes e
-WHERE +e.tenant = :tenant AND e.uid IN (SELECT value FROM json_each(:uids))
+_LINKS = """
+SELECT t.src, t.dst,
+    trim(a.user_text, char(32, 9, 10, 13)) <> ''
+        AND trim(a.agent_text, char(32, 9, 10, 13)) <> '' AS src_paired,
+    trim(b.user_text, char(32, 9, 10, 13)) <> ''
+        AND trim(b.agent_text, char(32, 9, 10, 13)) <> '' AS dst_paired
+FROM temporal_next t
+JOIN episodes a ON a.uid = t.src
+JOIN episodes b ON b.uid = t.dst
+WHERE t.src IN (SELECT value FROM json_each(:uids))
+  AND +t.dst IN (SELECT value FROM json_each(:uids))
+  AND +t.tenant = :tenant AND +a.tenant = :tenant AND a.thread_id = b.thread_id
 """
+"""Driven by the listed srcs through the src index; `+t.dst` keeps the planner from probing
+the (src, dst) index once per pair of listed uids, `+tenant` from walking the tenant's rows."""
 
-_PAIRED = """
-SELECT uid FROM episodes
-WHERE +tenant = :tenant AND uid IN (SELECT value FROM json_each(:uids))
-  AND trim(user_text, char(32, 9, 10, 13)) <> '' AND trim(agent_text, char(32, 9, 10, 13)) <> ''
-"""
-
-_NEIGHBOURS = """
+_NEIGHBOURS_OF = """
 WITH RECURSIVE
-fwd(uid, off) AS (
-    SELECT dst, 1 FROM temporal_next WHERE src = :uid AND tenant = :tenant
+seeds(uid) AS (SELECT value FROM json_each(:uids)),
+fwd(seed, uid, off) AS (
+    SELECT t.src, t.dst, 1 FROM temporal_next t
+    WHERE t.src IN (SELECT uid FROM seeds) AND +t.tenant = :tenant
     UNION ALL
-    SELECT t.dst, f.off + 1 FROM fwd f JOIN temporal_next t ON t.src = f.uid WHERE f.off < :k
+    SELECT f.seed, t.dst, f.off + 1 FROM fwd f JOIN temporal_next t ON t.src = f.uid
+    WHERE f.off < :k
 ),
-bwd(uid, off) AS (
-    SELECT src, -1 FROM temporal_next WHERE dst = :uid AND tenant = :tenant
+bwd(seed, uid, off) AS (
+    SELECT t.dst, t.src, -1 FROM temporal_next t
+    WHERE t.dst IN (SELECT uid FROM seeds) AND +t.tenant = :tenant
     UNION ALL
-    SELECT t.src, b.off - 1 FROM bwd b JOIN temporal_next t ON t.dst = b.uid WHERE b.off > -:k
+    SELECT b.seed, t.src, b.off - 1 FROM bwd b JOIN temporal_next t ON t.dst = b.uid
+    WHERE b.off > -:k
 )
-SELECT n.off, e.* FROM (SELECT * FROM bwd UNION ALL SELECT * FROM fwd) n
+SELECT n.seed AS seed, n.off, e.* FROM (SELECT * FROM bwd UNION ALL SELECT * FROM fwd) n
 JOIN episodes e ON e.uid = n.uid AND e.tenant = :tenant
-ORDER BY n.off
+ORDER BY n.seed, n.off
 """
 
 
@@ -258,19 +263,22 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
         )
         return [episode_of(r) for r in rows]
 
-    async def _temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
-        rows = await self._fetch(_NEIGHBOURS, {"tenant": tenant, "uid": uid, "k": k})
-        return [Neighbour(offset=r["off"], episode=episode_of(r)) for r in rows]
-
-    async def _thread_adjacency(
+    async def _thread_links(
         self, tenant: str, uids: list[str]
-    ) -> dict[str, tuple[str | None, str | None]]:
-        rows = await self._fetch(_ADJACENCY, {"tenant": tenant, "uids": json_list(uids)})
-        return {r["uid"]: (r["prev"], r["next"]) for r in rows}
+    ) -> list[tuple[str, str, bool, bool]]:
+        rows = await self._fetch(_LINKS, {"tenant": tenant, "uids": json_list(uids)})
+        return [(r["src"], r["dst"], bool(r["src_paired"]), bool(r["dst_paired"])) for r in rows]
 
-    async def _paired_episodes(self, tenant: str, uids: list[str]) -> set[str]:
-        rows = await self._fetch(_PAIRED, {"tenant": tenant, "uids": json_list(uids)})
-        return {r["uid"] for r in rows}
+    async def _neighbours_of(
+        self, tenant: str, uids: list[str], k: int
+    ) -> dict[str, list[Neighbour]]:
+        rows = await self._fetch(
+            _NEIGHBOURS_OF, {"tenant": tenant, "uids": json_list(uids), "k": k}
+        )
+        out: dict[str, list[Neighbour]] = {}
+        for r in rows:
+            out.setdefault(r["seed"], []).append(Neighbour(offset=r["off"], episode=episode_of(r)))
+        return out
 
     async def _thread_episodes(
         self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
