@@ -56,9 +56,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Candidate", "credibility_bonus", "retrieve", "rrf_fuse"]
 
-HIT_FIELDS = ("episode_uid", "role", "text", "derivative_text", "created_at")
+HIT_FIELDS = ("episode_uid", "role", "text", "derivative_text")
 """The payload fields a pass reads of a derivative or prospective hit (the rest of the payload
-is not fetched: reading and converting payloads is most of a search's cost)."""
+is not fetched: reading and converting payloads is a large part of a search's cost); with
+`created_at` when the question names a time window (`WINDOW_FIELDS`)."""
+WINDOW_FIELDS = (*HIT_FIELDS, "created_at")
 FACT_FIELDS = ("fact_uid",)
 SUMMARY_FIELDS = ("episode_uids",)
 
@@ -147,6 +149,7 @@ async def _run_pass(
         sparse_vec = None
     jobs: list[tuple[str, VectorKind]] = []
     requests: list[SearchRequest] = []
+    fields = WINDOW_FIELDS if window is not None and recipe.time_boost else HIT_FIELDS
     for kind in recipe.kinds:
         kind_limit = (
             max(1, math.ceil(limit * recipe.prospective_share)) if kind == "prospective" else limit
@@ -160,15 +163,13 @@ async def _run_pass(
                     limit=kind_limit,
                     filter=flt,
                     score_threshold=recipe.similarity_floor,
-                    fields=HIT_FIELDS,
+                    fields=fields,
                 )
             )
         if sparse_vec is not None and (kind != "prospective" or recipe.prospective_sparse):
             jobs.append(("sparse", kind))
             requests.append(
-                SearchRequest(
-                    kind, sparse=sparse_vec, limit=kind_limit, filter=flt, fields=HIT_FIELDS
-                )
+                SearchRequest(kind, sparse=sparse_vec, limit=kind_limit, filter=flt, fields=fields)
             )
     if recipe.facts:  # the facts surface, searched in the same pass (no time filter: facts
         # hold over spans, their history is handled by `memory.fact_search`)
@@ -207,7 +208,7 @@ async def _run_pass(
     results = await services.vectors.search_many(tenant, requests)
     if jobs and jobs[-1] == ("hybrid", "summaries"):
         results[-1] = await _session_turns(
-            services, tenant, results[-1], dense_vec, sparse_vec, recipe, flt, limit
+            services, tenant, results[-1], dense_vec, sparse_vec, recipe, flt, limit, fields
         )
     fact_hits = FactHits()
     association = await assoc_task if assoc_task is not None else Association()
@@ -307,10 +308,12 @@ async def _session_turns(
     recipe: Recipe,
     flt: VectorFilter | None,
     limit: int,
+    fields: tuple[str, ...],
 ) -> list[VectorHit]:
     """The best turns of the sessions whose summaries matched the query (`found`): one hit per
-    turn (its best derivative's payload), scored summary match (relative to the best summary) /
-    (1 + the turn's rank in its session); a turn in two sessions keeps its best."""
+    turn (its best derivative's payload, `fields` of it), scored summary match (relative to the
+    best summary) / (1 + the turn's rank in its session); a turn in two sessions keeps its
+    best."""
     sessions = [
         (hit.score, [str(u) for u in cast(list[object], hit.payload.get("episode_uids") or [])])
         for hit in found
@@ -332,7 +335,7 @@ async def _session_turns(
                     created_from=flt.created_from if flt else None,
                     created_to=flt.created_to if flt else None,
                 ),
-                fields=HIT_FIELDS,
+                fields=fields,
             )
             for _, uids in sessions
         ],
