@@ -31,6 +31,7 @@ from memory.schema import (
 )
 from memory.stores.base import (
     SchemaMismatch,
+    SearchRequest,
     SparseVector,
     StoreUnavailable,
     VectorFilter,
@@ -336,42 +337,73 @@ class QdrantIndex(VectorIndex):
         fusion/rescoring; sparse-side candidates are not held to it), else on the BM25 score.
         Archived points are excluded unless `filter.include_archived`.
         """
-        self.check_query(dense, limit)
-        name = collection_name(kind, self.fingerprint)
-        if filter is not None and filter.episode_uids is not None and not filter.episode_uids:
-            return []
-        if name not in self._existing or (dense is None and (sparse is None or not sparse.indices)):
-            return []
-        flt = tenant_filter(tenant, filter or VectorFilter())
-        plan = plan_search(
+        request = SearchRequest(
+            kind,
             dense=dense,
             sparse=sparse,
             limit=limit,
-            flt=flt,
+            filter=filter,
             score_threshold=score_threshold,
-            weights=clamp_weights(signal_weights),
-            filter_prefetches=self.server,
+            signal_weights=signal_weights,
         )
+        return (await self.search_many(tenant, [request]))[0]
+
+    async def search_many(
+        self, tenant: str, requests: Sequence[SearchRequest]
+    ) -> list[list[VectorHit]]:
+        """Several searches, one `query_batch_points` call per collection (one round trip to a
+        server); contract in `VectorIndex`. A request's `fields` are the only payload fields its
+        hits carry."""
+        for r in requests:
+            self.check_query(r.dense, r.limit)
         idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=tenant_filter(tenant)))
-        response = await self._client.query_points(
-            name,
-            query=plan.query,
-            using=plan.using,
-            prefetch=_sparse_params(plan.prefetch, idf),
-            query_filter=flt,
-            search_params=idf if plan.using == SPARSE_VECTOR else None,
-            score_threshold=plan.score_threshold,
-            limit=limit + TIE_MARGIN,
-            with_payload=True,
-        )
-        hits = [
-            VectorHit(
-                id=str(p.id), score=float(p.score) * plan.scale, payload=decode_payload(p.payload)
+        by_collection: dict[str, list[tuple[int, models.QueryRequest, float]]] = {}
+        for i, r in enumerate(requests):
+            name = collection_name(r.kind, self.fingerprint)
+            if (
+                r.filter is not None
+                and r.filter.episode_uids is not None
+                and not r.filter.episode_uids
+            ):
+                continue
+            if name not in self._existing or (
+                r.dense is None and (r.sparse is None or not r.sparse.indices)
+            ):
+                continue
+            flt = tenant_filter(tenant, r.filter or VectorFilter())
+            plan = plan_search(
+                dense=r.dense,
+                sparse=r.sparse,
+                limit=r.limit,
+                flt=flt,
+                score_threshold=r.score_threshold,
+                weights=clamp_weights(r.signal_weights),
+                filter_prefetches=self.server,
             )
-            for p in response.points
-        ]
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits[:limit]
+            query = models.QueryRequest(
+                query=plan.query,
+                using=plan.using,
+                prefetch=_sparse_params(plan.prefetch, idf),
+                filter=flt,
+                params=idf if plan.using == SPARSE_VECTOR else None,
+                score_threshold=plan.score_threshold,
+                limit=r.limit + TIE_MARGIN,
+                with_payload=list(r.fields) if r.fields is not None else True,
+            )
+            by_collection.setdefault(name, []).append((i, query, plan.scale))
+        out: list[list[VectorHit]] = [[] for _ in requests]
+        for name, planned in by_collection.items():
+            responses = await self._client.query_batch_points(
+                name, requests=[query for _, query, _ in planned]
+            )
+            for (i, _, scale), response in zip(planned, responses, strict=True):
+                hits = [
+                    VectorHit(str(p.id), float(p.score) * scale, decode_payload(p.payload))
+                    for p in response.points
+                ]
+                hits.sort(key=lambda h: (-h.score, h.id))
+                out[i] = hits[: requests[i].limit]
+        return out
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""

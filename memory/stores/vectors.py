@@ -22,7 +22,6 @@ Value types (`SparseVector`, `VectorPoint`, `VectorHit`, `VectorFilter`) live in
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -221,37 +220,18 @@ class VectorIndex(ABC):
         `limit` < 1 or an unknown signal name.
         """
 
+    @abstractmethod
     async def search_many(
         self, tenant: str, requests: Sequence[SearchRequest]
     ) -> list[list[VectorHit]]:
         """Several searches of one tenant at once: for each request, what `search` returns for
-        it (same hits, scores and order), in the order asked.
+        it (same hits, scores and order), in the order asked; `search` is one of it.
 
-        A request's `fields` names the payload fields its hits need; hits carry at least those
-        (a backend may return more). Backends that can run the searches as one call (Qdrant
-        Edge: one batch per shard, on one trip to the worker thread) do; this default runs
-        `search` once per request. Every request is checked before any search runs, with the
-        errors `search` raises.
+        A request's `fields` names the payload fields its hits carry (None: all). Backends run
+        the searches as one call where the engine allows (Qdrant Edge: one batch per shard on
+        one trip to the worker thread; qdrant-client: one `query_batch_points` per collection).
+        Every request is checked before any search runs, with the errors `search` raises.
         """
-        for r in requests:
-            self.check_query(r.dense, r.limit)
-        return list(
-            await asyncio.gather(
-                *(
-                    self.search(
-                        r.kind,
-                        tenant,
-                        dense=r.dense,
-                        sparse=r.sparse,
-                        limit=r.limit,
-                        filter=r.filter,
-                        score_threshold=r.score_threshold,
-                        signal_weights=r.signal_weights,
-                    )
-                    for r in requests
-                )
-            )
-        )
 
     @abstractmethod
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
