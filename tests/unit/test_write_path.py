@@ -55,8 +55,17 @@ the consolidation lease, which decides who runs sleep, not what is stored)."""
 
 
 def test_every_module_the_ingest_imports_is_on_the_write_path_or_known_not_to_write() -> None:
+    # The embedded stores are opened as the ingest opens them: some modules load only then.
     code = (
-        "import sys, bench.eval_ingest, graph.bookkeeping\n"
+        "import asyncio, sys, tempfile, pathlib, bench.eval_ingest, graph.bookkeeping\n"
+        "from memory.services import ChatModels, Services\n"
+        "from memory.settings import load_settings\n"
+        "async def main():\n"
+        "    with tempfile.TemporaryDirectory() as tmp:\n"
+        "        settings = bench.eval_ingest.eval_settings(load_settings(), pathlib.Path(tmp))\n"
+        "        services = await Services.open(settings, chat=ChatModels.offline_for(settings))\n"
+        "        await services.close()\n"
+        "asyncio.run(main())\n"
         "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in "
         "('bench', 'graph', 'memory', 'nodes')))"
     )
