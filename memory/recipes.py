@@ -44,8 +44,6 @@ class Recipe:
     prospective_share: float = 1.0
     """The prospective-question searches fetch this share of the points a derivative search
     fetches."""
-    prospective_sparse: bool = True
-    """Search the prospective questions' sparse vectors too (else dense only)."""
     fusion: Literal["score", "rrf"] = "score"
     """How the dense and sparse lists combine (`memory.fusion`): `score` = weighted sum of the
     calibrated scores (cosine similarity as it is, BM25 divided by the best); `rrf` =
@@ -117,6 +115,12 @@ class Recipe:
     and the other side, context, at this x it (`Candidate.sides`): the user's side answers,
     unless the question asks what the agent said and the agent's reply matched. 1: both sides
     at the turn's score, in order."""
+    reply_only_as_context: bool = True
+    """A user + assistant turn found only through fragments of its reply (no fragment of the
+    user's side matched) ranks both sides at `reply_weight` x its score, unless the question
+    asks what the assistant said: the user's words matched nothing, so that side is no answer,
+    and the reply answers a question about the user only through what the user told it
+    (docs/decisions.md, "A turn found through its reply alone")."""
     # ---- facts (knowledge propositions; `memory.fact_search`)
     facts: bool = True
     """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
@@ -201,6 +205,7 @@ PARTS: dict[str, dict[str, object]] = {
     "floor": {"similarity_floor": None},
     "fragments": {"fragments_per_episode": 1.0},
     "turns": {"reply_weight": 1.0},
+    "reply": {"reply_only_as_context": False},
     "smoothing": {"smoothing": 0.0, "paired_smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
     "facts": {"facts": False},

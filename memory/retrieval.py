@@ -166,7 +166,7 @@ async def _run_pass(
                     fields=fields,
                 )
             )
-        if sparse_vec is not None and (kind != "prospective" or recipe.prospective_sparse):
+        if sparse_vec is not None:
             jobs.append(("sparse", kind))
             requests.append(
                 SearchRequest(kind, sparse=sparse_vec, limit=kind_limit, filter=flt, fields=fields)
@@ -529,6 +529,15 @@ def _candidate(
         answer = "agent" if about_agent and "agent" in ep.roles else "user"
         context = "user" if answer == "agent" else "agent"
         sides = {answer: score, context: score * recipe.reply_weight}
+        # Found through the reply alone (context derivatives hold earlier turns too, so they
+        # are not the user's side): the user's side answers nothing the question asked.
+        if (
+            answer == "user"
+            and recipe.reply_only_as_context
+            and "agent" in ep.roles
+            and not ep.roles & {"user", "chunk"}
+        ):
+            sides["user"] = score * recipe.reply_weight
     return Candidate(
         episode_uid=episode.uid,
         score=score,

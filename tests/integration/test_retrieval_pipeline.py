@@ -12,7 +12,7 @@ import pytest
 from graph.bookkeeping import run_episode
 from memory.embeddings import Embedder
 from memory.episodes import remember
-from memory.recipes import PARTS, SIMPLE, TEMPORAL, ablate
+from memory.recipes import PARTS, SIMPLE, TEMPORAL, Recipe, ablate
 from memory.retrieval import retrieve
 from memory.services import Services
 from tests.conftest import make_settings
@@ -236,3 +236,43 @@ async def test_smoothing_follows_the_shape_of_a_turn(services: Services) -> None
     assert one_sided["o0"] / one_sided["p0"] > none["o0"] / none["p0"]
     assert paired["o0"] / paired["o1"] == pytest.approx(none["o0"] / none["o1"])
     assert paired["p0"] / paired["o0"] > none["p0"] / none["o0"]
+
+
+async def test_a_turn_found_through_its_reply_alone_ranks_both_sides_as_context(
+    services: Services,
+) -> None:
+    # Only the reply speaks of brisket: the user's side matched nothing the question asks.
+    only_reply = await remember(
+        services,
+        tenant="r",
+        thread_id="s1",
+        user_text="My cousin Julia visits on Tuesday, by the way.",
+        agent_text="Lovely! For the brisket, keep the smoker at 110 C for about twelve hours.",
+        at=T0,
+    )
+    both = await remember(
+        services,
+        tenant="r",
+        thread_id="s2",
+        user_text="I smoked my first brisket last weekend in the new smoker.",
+        agent_text="A first brisket is a milestone; how did the bark turn out?",
+        at=T0 + timedelta(days=1),
+    )
+    for uid in (only_reply.uid, both.uid):
+        await run_episode(services, "r", uid)
+    question = "How long do I smoke a brisket, and how hot?"
+
+    async def sides(recipe: Recipe) -> dict[str, tuple[float, dict[str, float]]]:
+        found = await retrieve(services, "r", question, recipe, LATER)
+        return {c.episode_uid: (c.score, c.sides) for c in found if c.kind == "episode"}
+
+    on, off = await sides(SIMPLE), await sides(ablate(SIMPLE, "reply"))
+    score, side = on[only_reply.uid]
+    assert side == {
+        "user": pytest.approx(score * SIMPLE.reply_weight),
+        "agent": pytest.approx(score * SIMPLE.reply_weight),
+    }
+    assert off[only_reply.uid][1]["user"] == pytest.approx(off[only_reply.uid][0])
+    score, side = on[both.uid]  # the user's words matched: the user's side answers
+    assert side["user"] == pytest.approx(score)
+    assert side["agent"] == pytest.approx(score * SIMPLE.reply_weight)
