@@ -2,8 +2,8 @@
 default, through a real `langgraph dev` server.
 
 The memory is filled as `mneme bench retrieve` fills it (`bench.retrieve.fill`: real chat texts
-and sparse vectors, synthetic unit dense vectors, so 10k memories take seconds rather than an
-embedding run), then a keyed server is started on it and `GET /memories?q=...` is timed one
+and sparse vectors, dense vectors pooled from 2,000 real embeddings plus noise, so 10k memories
+take seconds rather than an embedding run), then a keyed server is started on it and `GET /memories?q=...` is timed one
 request at a time, from the client: HTTP, auth, the route, the query embedding and retrieval.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from bench.retrieve import TENANT, fill
+from bench.retrieve import TENANT, fill, real_pool
 from bench.write import bench_settings, machine, percentiles, sample_turn
 from memory.services import Services
 from memory.settings import load_settings
@@ -45,7 +45,8 @@ async def _fill(data: Path, memories: int) -> int:
     settings = bench_settings(load_settings(), data)
     services = await Services.open(settings)
     try:
-        return await fill(services, memories, long=False)
+        pool = await real_pool(services.embedder)
+        return await fill(services, memories, long=False, pool=pool)
     finally:
         await services.close()
 

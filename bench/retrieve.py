@@ -69,7 +69,8 @@ async def real_pool(embedder: Embedder, size: int = POOL, seed: int = 5) -> np.n
     rng = random.Random(seed)
     texts = [sample_turn(rng)[0] for _ in range(size)]
     rows = np.asarray(await embedder.embed_documents(texts), dtype=np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit
 
 
 def _vectors(gen: np.random.Generator, n: int, dim: int, pool: np.ndarray | None) -> np.ndarray:
@@ -79,7 +80,8 @@ def _vectors(gen: np.random.Generator, n: int, dim: int, pool: np.ndarray | None
     else:
         noise = gen.standard_normal((n, dim)).astype(np.float32) * (POOL_NOISE / np.sqrt(dim))
         vecs = pool[gen.integers(0, len(pool), size=n)] + noise
-    return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    unit: np.ndarray = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    return unit
 
 
 async def fill(
