@@ -34,19 +34,27 @@ HNSW_EF_CONSTRUCT = 128
 """Candidates kept while building the graph."""
 HNSW_EF = 128
 """Candidates kept while searching it (recall@10 vs exact search: docs/decisions.md)."""
+SEARCH_THREADS = 1
+"""Threads of each shard's search pool. The engine's default is one per CPU for every shard, so
+a retrieval's seven searches woke up to 8 threads each; with one, a search reads the segments
+in turn, and a retrieval cost 19 ms of CPU instead of 26 at 10k derivatives and 31-40 instead
+of 42-43 at 100k on 2 CPUs (docs/decisions.md, "Fewer, leaner reads per retrieval")."""
 FULL_SCAN_KB = 10_000
 """Below this many KB of vectors matching a filter (~6,600 points of 384 floats) the engine
 scores every candidate exactly instead of walking the graph; one person's memory stays exact."""
 
 
 def shard_config(dim: int) -> qe.EdgeConfig:
-    """The shard of one collection: cosine `dense` of `dim` floats + IDF `sparse`, HNSW tuned."""
+    """The shard of one collection: cosine `dense` of `dim` floats + IDF `sparse`, HNSW tuned,
+    one search thread. Given at every load too, so a shard made before a setting changed takes
+    it (the engine checks the vectors' layout against it and rewrites its config file)."""
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         hnsw_config=qe.HnswIndexConfig(
             m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB
         ),
+        max_search_threads=SEARCH_THREADS,
     )
 
 

@@ -222,7 +222,10 @@ class Shards:
         """The open shard `name`, loaded (and its WAL replayed) on first use."""
         shard = self._open.get(name)
         if shard is None:
-            shard = _engine(self.path / name, lambda: qe.EdgeShard.load(str(self.path / name)))
+            config = shard_config(self.dim)
+            shard = _engine(
+                self.path / name, lambda: qe.EdgeShard.load(str(self.path / name), config)
+            )
             self._open[name] = shard
         return shard
 
