@@ -41,9 +41,11 @@ class Recipe:
     """Points fetched per episode asked for: a long turn is many fragments, and its best ones
     crowd a list (a 500-word reply is 6+ points), so each search asks for `overfetch *
     max_candidates * fragments_per_episode` points; an episode scores as its best (max-sim)."""
-    prospective_share: float = 1.0
+    prospective_share: float = 0.5
     """The prospective-question searches fetch this share of the points a derivative search
-    fetches."""
+    fetches: a paraphrase of a turn adds to what its exact chunks found, and half as many cost
+    nothing measurable on either benchmark (LoCoMo R@10 0.797 either way) and a sixth of a
+    retrieval's CPU (docs/decisions.md, "Fewer, leaner reads per retrieval")."""
     fusion: Literal["score", "rrf"] = "score"
     """How the dense and sparse lists combine (`memory.fusion`): `score` = weighted sum of the
     calibrated scores (cosine similarity as it is, BM25 divided by the best); `rrf` =
