@@ -128,11 +128,11 @@ class Recipe:
     """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
     each carrying its source episodes."""
     max_facts: int = 10
+    """Most facts one retrieval returns (besides instructions and causes)."""
     fact_similarity_floor: float | None = 0.3
     """Dense fact hits below this cosine similarity are dropped (None: none are). Facts are
     short propositions and keep the floor they were measured with; turns have their own
     (`similarity_floor`)."""
-    """Most facts one retrieval returns (besides instructions and causes)."""
     successors: bool = True
     """A superseded fact that matches lends its relevance to its current successor."""
     current_boost: float = 0.1
