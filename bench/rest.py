@@ -3,8 +3,9 @@ default, through a real `langgraph dev` server.
 
 The memory is filled as `mneme bench retrieve` fills it (`bench.retrieve.fill`: real chat texts
 and sparse vectors, dense vectors pooled from 2,000 real embeddings plus noise, so 10k memories
-take seconds rather than an embedding run), then a keyed server is started on it and `GET /memories?q=...` is timed one
-request at a time, from the client: HTTP, auth, the route, the query embedding and retrieval.
+take seconds rather than an embedding run), then a keyed server is started on it and
+`GET /memories?q=...` is timed one request at a time, from the client: HTTP, auth, the route,
+the query embedding and retrieval.
 """
 
 from __future__ import annotations

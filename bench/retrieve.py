@@ -9,8 +9,9 @@ real all-MiniLM-L6-v2 embeddings of a pool of 2,000 made-up turns, each point on
 noise (embedding 100k texts would take half an hour here), so that questions meet them at real
 similarities and the dense list comes back full, as on real memories (random unit vectors, used
 before, fell below the 0.15 similarity floor and left it nearly empty); their text, sparse
-vectors, chunks and prospective points are real. Two fixtures: short turns (15-40 words a side) and long turns (300-800 words of user
-text, split by the deterministic splitter into several derivatives, as bookkeeping does).
+vectors, chunks and prospective points are real. Two fixtures: short turns (15-40 words a side)
+and long turns (300-800 words of user text, split by the deterministic splitter into several
+derivatives, as bookkeeping does).
 """
 
 from __future__ import annotations
