@@ -328,12 +328,11 @@ async def _run_eval(
                             services, tenant, queries, recipe, now, signal_weights=weights
                         )
                         latencies.append((time.perf_counter() - start) * 1000.0)
-                        # A fact stands for the episodes that state it (each at its score).
+                        # A fact stands for the episodes that state it (each at its score, its
+                        # sides those of a turn found by the user's words: `Candidate.sides`).
                         uids = [s for c in found for s in c.sources]
                         ranked_in: Ranked = [
-                            (s, c.score, c.sides if c.kind == "episode" else {})
-                            for c in found
-                            for s in c.sources
+                            (s, c.score, c.sides) for c in found for s in c.sources
                         ]
                         if llm and route is not None:  # the rerank node's order (not timed)
                             uids = await llm_rerank(services, question, found, route, usage)

@@ -51,7 +51,9 @@ class Candidate:
     """For an episode with both sides (user and agent text): each side's own score. The side
     that answers (the agent's when the question asks what it said and its reply matched, else
     the user's) scores `score`; the other is context and scores `score` x
-    `Recipe.reply_weight`, so it follows the answering sides of the next candidates."""
+    `Recipe.reply_weight`, so it follows the answering sides of the next candidates. A fact's
+    are those of its source turns: the user's side stated it and answers, the reply is context
+    (for a source with one side, only `score` applies)."""
     fact: dict[str, Any] | None = None
     """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
     found (`via`)."""

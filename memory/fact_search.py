@@ -378,9 +378,11 @@ async def fact_candidates(
     hits = await pool.rank(services, tenant, best, recipe, queries, subjects)
     firsts = [h.sources[0] for h in hits if h.sources]
     threads = {e.uid: e.thread_id for e in await services.graph.get_episodes(tenant, firsts)}
-    out = out + [_fact_candidate(h, threads) for h in hits]
+    out = out + [_fact_candidate(h, threads, recipe.reply_weight) for h in hits]
     if pool.cause_turns:
-        out = await _with_cause_turns(services, tenant, out, pool.cause_turns, cutoff)
+        out = await _with_cause_turns(
+            services, tenant, out, pool.cause_turns, cutoff, recipe.reply_weight
+        )
     return out
 
 
@@ -390,13 +392,16 @@ async def _with_cause_turns(
     out: list[Candidate],
     turns: Mapping[str, float],
     cutoff: datetime,
+    reply_weight: float,
 ) -> list[Candidate]:
-    """`out` with the turns that led to a matched decision: lifted to their cause score, or
-    added when retrieval had not found them."""
+    """`out` with the turns that led to a matched decision: lifted to their cause score (their
+    sides alike), or added when retrieval had not found them (the user's side answering)."""
     present = {c.uid: c for c in out if c.kind == "episode"}
     for uid, score in turns.items():
-        if uid in present:
-            present[uid].score = max(present[uid].score, score)
+        found = present.get(uid)
+        if found is not None and score > found.score:
+            was, found.score = found.score, score
+            found.sides = {s: v * score / was if was > 0 else score for s, v in found.sides.items()}
     missing = [u for u in turns if u not in present]
     for episode in await services.graph.get_episodes(tenant, missing):
         if episode.archived or as_utc(episode.created_at) > cutoff:
@@ -413,6 +418,11 @@ async def _with_cause_turns(
                 signals=episode.ess.signals() if episode.ess else {},
                 relevance=turns[episode.uid],
                 salience=episode.salience,
+                sides=(
+                    {"user": turns[episode.uid], "agent": turns[episode.uid] * reply_weight}
+                    if episode.user_text.strip() and episode.agent_text.strip()
+                    else {}
+                ),
                 uid=episode.uid,
                 sources=[episode.uid],
             )
@@ -420,8 +430,13 @@ async def _with_cause_turns(
     return out
 
 
-def _fact_candidate(hit: FactHit, threads: Mapping[str, str]) -> Candidate:
-    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's."""
+def _fact_candidate(hit: FactHit, threads: Mapping[str, str], reply_weight: float) -> Candidate:
+    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's.
+
+    A fact is what the user's side of its source turns stated (the offline rules read the
+    user's text; the extraction prompt asks for what the speaker states), so for a source with
+    both sides the user's answers at the fact's score and the reply is context at
+    `reply_weight` x it (`Candidate.sides`), as for an episode found by the user's words."""
     f = hit.fact
     learned = as_utc(f.learned_at or f.valid_from)
     first = hit.sources[0] if hit.sources else ""
@@ -434,6 +449,7 @@ def _fact_candidate(hit: FactHit, threads: Mapping[str, str]) -> Candidate:
         content=f.text,
         fragments=[f.text],
         relevance=hit.relevance,
+        sides={"user": hit.score, "agent": hit.score * reply_weight},
         kind="fact",
         uid=f.uid,
         sources=list(hit.sources),

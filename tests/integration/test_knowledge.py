@@ -81,6 +81,11 @@ async def test_the_moved_city_story(services: Services) -> None:
     now = await retrieve(services, "nora", "Where do I live now?", SIMPLE, LATER)
     assert now[0].kind == "fact" and now[0].uid == porto.uid
     assert now[0].sources == [uids[3]]
+    # the user's side of the turn stated the fact and answers; the reply ("Noted.") is context
+    assert now[0].sides == {
+        "user": pytest.approx(now[0].score),
+        "agent": pytest.approx(now[0].score * SIMPLE.reply_weight),
+    }
     rank = {c.uid: i for i, c in enumerate(now)}
     assert rank[porto.uid] < rank.get(uids[0], len(now))
     assert rank[porto.uid] < rank.get(lyon.uid, len(now))
