@@ -53,7 +53,8 @@ class Candidate:
     the user's) scores `score`; the other is context and scores `score` x
     `Recipe.reply_weight`, so it follows the answering sides of the next candidates. A fact's
     are those of its source turns: the user's side stated it and answers, the reply is context
-    (for a source with one side, only `score` applies)."""
+    (both at `score` when the question asks what the agent said; for a source with one side,
+    only `score` applies)."""
     fact: dict[str, Any] | None = None
     """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
     found (`via`)."""

@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.candidates import Candidate
+from memory.query import addresses_agent
 from memory.ranking import coverage
 from memory.recipes import Recipe
 from memory.relations import MY_RELATION
@@ -378,7 +379,10 @@ async def fact_candidates(
     hits = await pool.rank(services, tenant, best, recipe, queries, subjects)
     firsts = [h.sources[0] for h in hits if h.sources]
     threads = {e.uid: e.thread_id for e in await services.graph.get_episodes(tenant, firsts)}
-    out = out + [_fact_candidate(h, threads, recipe.reply_weight) for h in hits]
+    # A question about what the agent said may be answered by a fact taken from its reply:
+    # both sides of the source then rank at the fact's score.
+    reply_weight = 1.0 if any(addresses_agent(q) for q in queries) else recipe.reply_weight
+    out = out + [_fact_candidate(h, threads, reply_weight) for h in hits]
     if pool.cause_turns:
         out = await _with_cause_turns(
             services, tenant, out, pool.cause_turns, cutoff, recipe.reply_weight
@@ -436,7 +440,8 @@ def _fact_candidate(hit: FactHit, threads: Mapping[str, str], reply_weight: floa
     A fact is what the user's side of its source turns stated (the offline rules read the
     user's text; the extraction prompt asks for what the speaker states), so for a source with
     both sides the user's answers at the fact's score and the reply is context at
-    `reply_weight` x it (`Candidate.sides`), as for an episode found by the user's words."""
+    `reply_weight` x it (`Candidate.sides`), as for an episode found by the user's words; 1
+    when the question asks what the agent said."""
     f = hit.fact
     learned = as_utc(f.learned_at or f.valid_from)
     first = hit.sources[0] if hit.sources else ""

@@ -86,6 +86,12 @@ async def test_the_moved_city_story(services: Services) -> None:
         "user": pytest.approx(now[0].score),
         "agent": pytest.approx(now[0].score * SIMPLE.reply_weight),
     }
+    # a question about what the agent said: a fact may come from its reply, both sides rank
+    asked = await retrieve(
+        services, "nora", "What did you say about where I live now?", SIMPLE, LATER
+    )
+    fact = next(c for c in asked if c.uid == porto.uid)
+    assert fact.sides == {"user": fact.score, "agent": fact.score}
     rank = {c.uid: i for i, c in enumerate(now)}
     assert rank[porto.uid] < rank.get(uids[0], len(now))
     assert rank[porto.uid] < rank.get(lyon.uid, len(now))
@@ -107,6 +113,12 @@ async def test_a_decision_links_to_what_motivated_it(services: Services) -> None
     assert (cause.kind, cause.uid) == ("episode", uids[0])
     found = await retrieve(services, "sam", "Why did I decide to change jobs?", SIMPLE, LATER)
     assert {decision.uid, uids[0]} <= {c.uid for c in found[:4]}
+    # the cause turn, lifted or added, answers with its user's side; its reply is context
+    turn = next(c for c in found if c.uid == uids[0])
+    assert turn.sides == {
+        "user": pytest.approx(turn.score),
+        "agent": pytest.approx(turn.score * SIMPLE.reply_weight),
+    }
 
 
 async def snapshot(services: Services, tenant: str) -> dict[str, Any]:
@@ -186,3 +198,25 @@ async def test_processing_twice_or_after_a_crash_is_processing_once(
     report = await sweep(services, tenant="crash", process=process)
     assert report.ok
     assert await snapshot(services, "crash") == expected
+
+
+async def test_a_turn_a_cause_lifts_has_its_sides_lifted_alike(services: Services) -> None:
+    from memory.candidates import Candidate
+    from memory.fact_search import _with_cause_turns
+
+    found = Candidate(
+        episode_uid="e1",
+        score=0.5,
+        similarity=0.4,
+        created_at=T0,
+        thread_id="s1",
+        content="I decided to move.",
+        sides={"user": 0.5, "agent": 0.25},
+        uid="e1",
+        sources=["e1"],
+    )
+    (lifted,) = await _with_cause_turns(services, "nobody", [found], {"e1": 0.8}, LATER, 0.5)
+    assert lifted.score == pytest.approx(0.8)
+    assert lifted.sides == {"user": pytest.approx(0.8), "agent": pytest.approx(0.4)}
+    (kept,) = await _with_cause_turns(services, "nobody", [lifted], {"e1": 0.3}, LATER, 0.5)
+    assert kept.score == pytest.approx(0.8) and kept.sides["agent"] == pytest.approx(0.4)
