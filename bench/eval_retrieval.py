@@ -140,8 +140,12 @@ def session_summariser(services: Services, usage: Any) -> Summariser:
 
 
 def by_rank(uids: Sequence[str], found: Sequence[Any]) -> Ranked:
-    """Episodes in the order of `uids`, scored by rank (1, 1/2, ...) with the sides scaled alike."""
-    sides = {c.episode_uid: (c.score, c.sides) for c in found if c.kind == "episode"}
+    """Episodes in the order of `uids`, scored by rank (1, 1/2, ...) with the sides scaled alike
+    (those of the best candidate that stands for the episode: itself, or a fact it states)."""
+    sides: dict[str, tuple[float, dict[str, float]]] = {}
+    for c in found:
+        for uid in c.sources:
+            sides.setdefault(uid, (c.score, c.sides))
     out = []
     for rank, uid in enumerate(uids, start=1):
         score, side = sides.get(uid, (1.0, {}))

@@ -224,6 +224,28 @@ def test_the_context_side_of_a_turn_follows_the_answering_sides_of_the_next() ->
     assert ranked_turns(found, ingested, minimum=1) == ["a1", "u1"]
 
 
+def test_the_llm_order_keeps_the_sides_of_a_fact_s_source() -> None:
+    from datetime import UTC, datetime
+
+    from bench.eval_retrieval import by_rank
+    from memory.candidates import Candidate
+
+    fact = Candidate(
+        episode_uid="e1",
+        score=0.8,
+        similarity=None,
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+        thread_id="s1",
+        content="The user lives in Porto.",
+        sides={"user": 0.8, "agent": 0.4},
+        kind="fact",
+        uid="f1",
+        sources=["e1"],
+    )
+    # ranked first by the model: the user's side at 1, the reply as context at half of it
+    assert by_rank(["e1"], [fact]) == [("e1", 1.0, {"user": 1.0, "agent": 0.5})]
+
+
 async def test_a_stored_ingest_is_reused_until_the_data_changes(
     data: Path, tmp_path: Path, embedder: Embedder
 ) -> None:
