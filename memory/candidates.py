@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from memory.schema import Episode
 
 Source = Literal["search", "neighbour", "entity", "cause"]
 
@@ -52,9 +55,9 @@ class Candidate:
     that answers (the agent's when the question asks what it said and its reply matched, else
     the user's) scores `score`; the other is context and scores `score` x
     `Recipe.reply_weight`, so it follows the answering sides of the next candidates. A fact's
-    are those of its source turns: the user's side stated it and answers, the reply is context
-    (both at `score` when the question asks what the agent said; for a source with one side,
-    only `score` applies)."""
+    are those of its source turns when one of them holds a reply: the user's side stated it
+    and answers, the reply is context (both at `score` when the question asks what the agent
+    said)."""
     fact: dict[str, Any] | None = None
     """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
     found (`via`)."""
@@ -64,3 +67,13 @@ class Candidate:
         out = asdict(self)
         out["created_at"] = self.created_at.isoformat()
         return out
+
+
+def two_sided(episode: Episode) -> bool:
+    """Whether the episode holds a message and the reply to it (both texts non-blank)."""
+    return bool(episode.user_text.strip() and episode.agent_text.strip())
+
+
+def user_answers(score: float, reply_weight: float) -> dict[str, float]:
+    """`Candidate.sides` of a two-sided turn whose user's side answers: the reply is context."""
+    return {"user": score, "agent": score * reply_weight}

@@ -32,12 +32,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.candidates import Candidate
+from memory.candidates import Candidate, two_sided, user_answers
 from memory.query import addresses_agent
 from memory.ranking import coverage
 from memory.recipes import Recipe
 from memory.relations import MY_RELATION
-from memory.schema import GROUNDING_MIN, USER_SUBJECT, Fact, FactKind, as_utc, normalise_text
+from memory.schema import (
+    GROUNDING_MIN,
+    USER_SUBJECT,
+    Episode,
+    Fact,
+    FactKind,
+    as_utc,
+    normalise_text,
+)
 from memory.sparse import tokenize
 from memory.stores.base import VectorHit
 
@@ -377,12 +385,12 @@ async def fact_candidates(
     """The episode candidates `out` with the pool's facts ranked among them (`FactPool.rank`)
     and, for a "why" question, the turns that led to a matched decision."""
     hits = await pool.rank(services, tenant, best, recipe, queries, subjects)
-    firsts = [h.sources[0] for h in hits if h.sources]
-    threads = {e.uid: e.thread_id for e in await services.graph.get_episodes(tenant, firsts)}
+    read = await services.graph.get_episodes(tenant, list({s for h in hits for s in h.sources}))
+    episodes = {e.uid: e for e in read}
     # A question about what the agent said may be answered by a fact taken from its reply:
     # both sides of the source then rank at the fact's score.
     reply_weight = 1.0 if any(addresses_agent(q) for q in queries) else recipe.reply_weight
-    out = out + [_fact_candidate(h, threads, reply_weight) for h in hits]
+    out = out + [_fact_candidate(h, episodes, reply_weight) for h in hits]
     if pool.cause_turns:
         out = await _with_cause_turns(
             services, tenant, out, pool.cause_turns, cutoff, recipe.reply_weight
@@ -422,11 +430,7 @@ async def _with_cause_turns(
                 signals=episode.ess.signals() if episode.ess else {},
                 relevance=turns[episode.uid],
                 salience=episode.salience,
-                sides=(
-                    {"user": turns[episode.uid], "agent": turns[episode.uid] * reply_weight}
-                    if episode.user_text.strip() and episode.agent_text.strip()
-                    else {}
-                ),
+                sides=user_answers(turns[episode.uid], reply_weight) if two_sided(episode) else {},
                 uid=episode.uid,
                 sources=[episode.uid],
             )
@@ -434,27 +438,32 @@ async def _with_cause_turns(
     return out
 
 
-def _fact_candidate(hit: FactHit, threads: Mapping[str, str], reply_weight: float) -> Candidate:
-    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's.
+def _fact_candidate(
+    hit: FactHit, episodes: Mapping[str, Episode], reply_weight: float
+) -> Candidate:
+    """A fact as a retrieval candidate; `episode_uid` and `thread_id` are its first source's
+    (`episodes`: its sources, read).
 
     A fact is what the user's side of its source turns stated (the offline rules read the
-    user's text; the extraction prompt asks for what the speaker states), so for a source with
-    both sides the user's answers at the fact's score and the reply is context at
+    user's text; the extraction prompt asks for what the speaker states), so when a source
+    holds both sides the user's answers at the fact's score and the reply is context at
     `reply_weight` x it (`Candidate.sides`), as for an episode found by the user's words; 1
     when the question asks what the agent said."""
     f = hit.fact
     learned = as_utc(f.learned_at or f.valid_from)
     first = hit.sources[0] if hit.sources else ""
+    source = episodes.get(first)
+    replied = any(two_sided(e) for u in hit.sources if (e := episodes.get(u)) is not None)
     return Candidate(
         episode_uid=first,
         score=hit.score,
         similarity=None,
         created_at=learned,
-        thread_id=threads.get(first, ""),
+        thread_id=source.thread_id if source is not None else "",
         content=f.text,
         fragments=[f.text],
         relevance=hit.relevance,
-        sides={"user": hit.score, "agent": hit.score * reply_weight},
+        sides=user_answers(hit.score, reply_weight) if replied else {},
         kind="fact",
         uid=f.uid,
         sources=list(hit.sources),

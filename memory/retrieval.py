@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from memory.associative import Association, associate
-from memory.candidates import Candidate
+from memory.candidates import Candidate, two_sided, user_answers
 from memory.contextual import CONTEXT_ROLE, speaker_label
 from memory.fact_search import (
     FactHits,
@@ -525,7 +525,7 @@ def _candidate(
     score += recipe.recency_weight * recency(created, cutoff, recipe.recency_days)
     score += credibility_bonus(signals, signal_weights)
     sides: dict[str, float] = {}
-    if episode.user_text.strip() and episode.agent_text.strip():
+    if two_sided(episode):
         answer = "agent" if about_agent and "agent" in ep.roles else "user"
         context = "user" if answer == "agent" else "agent"
         sides = {answer: score, context: score * recipe.reply_weight}
@@ -590,11 +590,7 @@ async def _neighbours(
                     signals=episode.ess.signals() if episode.ess else {},
                     relevance=seed.relevance * recipe.neighbour_decay / abs(n.offset),
                     salience=episode.salience,
-                    sides=(
-                        {"user": score, "agent": score * recipe.reply_weight}
-                        if episode.user_text.strip() and episode.agent_text.strip()
-                        else {}
-                    ),
+                    sides=user_answers(score, recipe.reply_weight) if two_sided(episode) else {},
                     uid=episode.uid,
                     sources=[episode.uid],
                 )

@@ -101,6 +101,16 @@ async def test_the_moved_city_story(services: Services) -> None:
     assert any(c.uid in (lyon.uid, uids[0]) for c in top)
 
 
+async def test_a_fact_stated_without_a_reply_has_no_sides(services: Services) -> None:
+    done = await remember(
+        services, tenant="ines", thread_id="d0", user_text="I live in Lyon.", at=T0
+    )
+    await run_episode(services, "ines", done.uid)
+    found = await retrieve(services, "ines", "Where do I live?", SIMPLE, LATER)
+    fact = next(c for c in found if c.kind == "fact")
+    assert fact.sources == [done.uid] and fact.sides == {}
+
+
 async def test_a_decision_links_to_what_motivated_it(services: Services) -> None:
     story = [
         (0, "My commute to the office takes two hours every day and it exhausts me."),
