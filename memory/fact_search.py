@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from memory.candidates import Candidate, two_sided, user_answers
 from memory.query import addresses_agent
-from memory.ranking import coverage
+from memory.ranking import best_coverage
 from memory.recipes import Recipe
 from memory.relations import MY_RELATION
 from memory.schema import (
@@ -173,7 +173,7 @@ class FactPool:
         `subject_boost`) for a fact about a subject the question names (`subjects`, normalised),
         plus the rerank, current and history terms; at most `recipe.max_facts` (plus causes),
         best first."""
-        q_tokens = set().union(*(set(tokenize(q)) for q in queries)) - _TIME_TOKENS
+        q_tokens = [set(tokenize(q)) - _TIME_TOKENS for q in queries]
         final: dict[str, float] = {}
         instructions = [u for u in self.relevance if self.via[u] == "instruction"]
         for uid, value in self.relevance.items():
@@ -185,7 +185,7 @@ class FactPool:
                 score *= 1.0 + recipe.subject_boost
             if recipe.rerank:
                 text = f"{f.text} {self.lent.get(uid, '')}"
-                score += recipe.rerank_weight * coverage(q_tokens, text)
+                score += recipe.rerank_weight * best_coverage(q_tokens, text)
             if self.via[uid] == "successor":
                 score += recipe.current_boost
             elif f.superseded_by is None:

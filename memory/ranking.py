@@ -45,6 +45,13 @@ def coverage(query_tokens: set[str], text: str) -> float:
     return sum(1 for t in query_tokens if occurs(t, normal)) / len(query_tokens)
 
 
+def best_coverage(token_sets: Sequence[set[str]], text: str) -> float:
+    """`coverage` of the query that `text` covers best, for a search of several queries (the
+    passes of one retrieval): a memory that answers one sub-query in full is not marked down
+    for lacking the words of the others."""
+    return max((coverage(tokens, text) for tokens in token_sets if tokens), default=0.0)
+
+
 def occurs(token: str, normal: str) -> bool:
     """Whether `sparse.tokenize` of a text would yield `token`; `normal` is the text NFKC'd and
     casefolded. Stemming rewrites at most a word's last letter of what it keeps (hoping → hope,

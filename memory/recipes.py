@@ -175,7 +175,9 @@ class Recipe:
     """Episodes with a lower salience are left out."""
     # ---- passes and budgets
     max_passes: int = 1
-    """Most query passes (sub-queries) one retrieval runs; their lists are fused with RRF."""
+    """Most query passes (sub-queries) one retrieval runs; an episode found by several takes the
+    relevance of the pass that found it best, and the coverage rerank reads the sub-query it
+    covers best."""
 
 
 SIMPLE = Recipe(name="SIMPLE")
@@ -185,7 +187,7 @@ TEMPORAL = Recipe(name="TEMPORAL", neighbours=2, time_boost=0.25)
 """SIMPLE, a stronger time-window boost, and the 2 episodes before and after the best ones."""
 
 AGGREGATION = Recipe(name="AGGREGATION", n_results=10, max_passes=4)
-"""Up to 4 sub-queries, their lists fused with RRF."""
+"""Up to 4 sub-queries, each episode at its best pass's relevance."""
 
 CONTEXT = Recipe(name="CONTEXT", salience_weight=0.3, recency_weight=0.2)
 """docs/design.md section 5's context weights: salience and recency beside similarity and proximity."""

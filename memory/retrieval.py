@@ -11,7 +11,8 @@ what falls inside it; graph proximity and a non-LLM rerank (query-term coverage)
 neighbours along TEMPORAL_NEXT join when the recipe asks. The session summaries
 (`memory.sessions`) are searched in the same pass: the best few expand to their sessions' turns
 that best match the question, a third list in the fusion (`Recipe.summaries`), so a broad
-question reaches the sessions that were about it. Passes fuse with RRF. Candidates carry
+question reaches the sessions that were about it. Passes (sub-queries) combine by the best
+relevance of each episode, in the units the facts are scored in. Candidates carry
 provenance: the fragments and prospective questions that matched, the score parts, and for a
 user + assistant turn the score of each side (`Candidate.sides`). Facts (the `knowledge`
 collection) are searched in the same passes and ranked beside the episodes, conflict-aware, by
@@ -44,7 +45,7 @@ from memory.fact_search import (
 from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
 from memory.query import addresses_agent
 from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
-from memory.ranking import coverage, recency, rrf_lists, smooth
+from memory.ranking import best_coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, VectorKind, as_utc, normalise_text
 from memory.sparse import encode_query, tokenize
@@ -398,11 +399,12 @@ async def retrieve(
         raise
     if len(passes) == 1:
         relevance = passes[0].relevance
-    else:  # sub-queries: reciprocal-rank fusion of their rankings
-        ranked = [(1.0, sorted(p.relevance, key=lambda u: -p.relevance[u])) for p in passes]
-        fused = rrf_lists(ranked, recipe.rrf_k)
-        best = len(passes) / (recipe.rrf_k + 1)
-        relevance = {uid: value / best for uid, value in fused.items()}
+    else:  # sub-queries: an episode is as relevant as the pass that found it best
+        relevance = {}
+        for p in passes:
+            for uid, value in p.relevance.items():
+                if value > relevance.get(uid, -math.inf):
+                    relevance[uid] = value
     proximity: dict[str, float] = {}
     for p in passes:
         for uid, value in p.association.proximity.items():
@@ -433,7 +435,7 @@ async def retrieve(
     episodes = {e.uid: e for e in await services.graph.get_episodes(tenant, top)}
     windows = [w.window for w in whens if w.window is not None]
     best = max((relevance[u] for u in top), default=1.0) or 1.0
-    q_tokens = set().union(*(set(tokenize(q)) for q in queries))
+    q_tokens = [set(tokenize(q)) for q in queries]
     named = {normalise_text(n) for p in passes for n in p.association.entities}
     about_agent = recipe.reply_weight < 1.0 and any(addresses_agent(q) for q in queries)
     out: list[Candidate] = []
@@ -505,7 +507,7 @@ def _candidate(
     windows: Sequence[Any],
     recipe: Recipe,
     cutoff: datetime,
-    q_tokens: set[str],
+    q_tokens: Sequence[set[str]],
     signal_weights: Mapping[str, float] | None,
     named: set[str],
     about_agent: bool,
@@ -519,8 +521,8 @@ def _candidate(
         speaker, _ = speaker_label(episode.user_text)
         if speaker and normalise_text(speaker) in named:
             score += recipe.speaker_boost * relevance
-    if recipe.rerank and q_tokens:
-        score += recipe.rerank_weight * coverage(q_tokens, episode.content)
+    if recipe.rerank:
+        score += recipe.rerank_weight * best_coverage(q_tokens, episode.content)
     score += recipe.salience_weight * episode.salience
     score += recipe.recency_weight * recency(created, cutoff, recipe.recency_days)
     score += credibility_bonus(signals, signal_weights)

@@ -4,6 +4,7 @@ and processing an episode twice (or after a crash) leaving the stores as process
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -230,3 +231,16 @@ async def test_a_turn_a_cause_lifts_has_its_sides_lifted_alike(services: Service
     assert lifted.sides == {"user": pytest.approx(0.8), "agent": pytest.approx(0.4)}
     (kept,) = await _with_cause_turns(services, "nobody", [lifted], {"e1": 0.3}, LATER, 0.5)
     assert kept.score == pytest.approx(0.8) and kept.sides["agent"] == pytest.approx(0.4)
+
+
+async def test_passes_rank_facts_and_turns_on_one_scale(services: Services) -> None:
+    """Passes combine in the units the facts are scored in: a second pass that finds nothing
+    changes nothing, where a rank fusion of the passes put every fact ahead of the turns."""
+    await tell(services, "pia", STORY)
+    one = await retrieve(services, "pia", "Where do I work?", SIMPLE, LATER)
+    two = await retrieve(
+        services, "pia", ["Where do I work?", "qxv zzorp"], replace(SIMPLE, max_passes=2), LATER
+    )
+    assert {c.kind for c in one[:5]} == {"episode", "fact"}
+    found = {c.uid for c in one}
+    assert [(c.uid, c.score) for c in two if c.uid in found] == [(c.uid, c.score) for c in one]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from memory.ranking import coverage
+from memory.ranking import best_coverage, coverage
 from memory.sparse import token_set, tokenize
 
 TEXTS = (
@@ -24,3 +24,12 @@ def test_coverage_counts_the_query_tokens_that_tokenising_the_text_would_give() 
         assert coverage(query, text) == len(query & token_set(text)) / len(query)
     assert coverage(set(tokenize("Where does Luna sleep?")), TEXTS[2]) == 0.5
     assert coverage(set(), TEXTS[0]) == 0.0
+
+
+def test_a_text_is_covered_as_well_as_the_sub_query_it_covers_best() -> None:
+    dog, job = set(tokenize("what is my dog called?")), set(tokenize("where do I work?"))
+    text = "My dog is called Rex."
+    assert best_coverage([dog, job], text) == coverage(dog, text) == 1.0
+    assert best_coverage([dog, job], text) > coverage(dog | job, text)
+    assert best_coverage([job], text) == coverage(job, text)
+    assert best_coverage([set(), set()], text) == 0.0 == best_coverage([], text)
