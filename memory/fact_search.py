@@ -33,7 +33,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.candidates import Candidate, two_sided, user_answers
-from memory.query import addresses_agent
 from memory.ranking import best_coverage
 from memory.recipes import Recipe
 from memory.relations import MY_RELATION
@@ -381,15 +380,17 @@ async def fact_candidates(
     queries: Sequence[str],
     subjects: Collection[str],
     cutoff: datetime,
+    about_agent: bool = False,
 ) -> list[Candidate]:
     """The episode candidates `out` with the pool's facts ranked among them (`FactPool.rank`)
-    and, for a "why" question, the turns that led to a matched decision."""
+    and, for a "why" question, the turns that led to a matched decision. `about_agent`: the
+    question asks what the agent said (`memory.query.addresses_agent`)."""
     hits = await pool.rank(services, tenant, best, recipe, queries, subjects)
     read = await services.graph.get_episodes(tenant, list({s for h in hits for s in h.sources}))
     episodes = {e.uid: e for e in read}
     # A question about what the agent said may be answered by a fact taken from its reply:
     # both sides of the source then rank at the fact's score.
-    reply_weight = 1.0 if any(addresses_agent(q) for q in queries) else recipe.reply_weight
+    reply_weight = 1.0 if about_agent else recipe.reply_weight
     out = out + [_fact_candidate(h, episodes, reply_weight) for h in hits]
     if pool.cause_turns:
         out = await _with_cause_turns(

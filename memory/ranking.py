@@ -49,7 +49,11 @@ def best_coverage(token_sets: Sequence[set[str]], text: str) -> float:
     """`coverage` of the query that `text` covers best, for a search of several queries (the
     passes of one retrieval): a memory that answers one sub-query in full is not marked down
     for lacking the words of the others."""
-    return max((coverage(tokens, text) for tokens in token_sets if tokens), default=0.0)
+    sets = [tokens for tokens in token_sets if tokens]
+    if len(sets) <= 1:
+        return coverage(sets[0], text) if sets else 0.0
+    normal = unicodedata.normalize("NFKC", text).casefold()  # once, not once per sub-query
+    return max(sum(1 for t in tokens if occurs(t, normal)) / len(tokens) for tokens in sets)
 
 
 def occurs(token: str, normal: str) -> bool:

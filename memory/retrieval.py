@@ -471,7 +471,7 @@ async def retrieve(
         out += await _neighbours(services, tenant, out, recipe, cutoff)
     if pool.facts:
         out = await fact_candidates(
-            services, tenant, pool, out, best, recipe, queries, about, cutoff
+            services, tenant, pool, out, best, recipe, queries, about, cutoff, about_agent
         )
     out.sort(key=lambda c: (-c.score, c.uid))
     return out

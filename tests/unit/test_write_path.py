@@ -34,7 +34,6 @@ NOT_WRITING = {
     "memory.recipes",
     "memory.candidates",
     "memory.fact_search",
-    "memory.query",
     "memory.leases",
     "memory.settings",
     "memory.stores",
