@@ -96,13 +96,18 @@ def is_single_valued(attribute: str) -> bool:
 def mentions(fact: Fact, term: str) -> bool:
     """True when the fact's value or text names `term`: a word of it (or a word sharing its
     first four letters or more, "nursing" and "nurse"), or the same drink family."""
-    words = {w for w in tokenize(term) if len(w) > 1}
+    words = {w for w in tokenize(term) if len(w) > 1 and w not in PARTICLES}
     if not words:
         return False
     have = set(tokenize(f"{fact.value} {fact.text}"))
     if words & have or any(_stem_match(w, h) for w in words for h in have):
         return True
     return bool(_families(term) & _families(f"{fact.value} {fact.text}"))
+
+
+PARTICLES = frozenset(tokenize("up down out off over away back around along about through in on"))
+"""The particles of phrasal verbs: "giving up" names nothing that "curling up with a book"
+mentions."""
 
 
 def _stem_match(a: str, b: str) -> bool:
@@ -126,8 +131,14 @@ def _families(text: str) -> set[str]:
 
 
 def conflicts(new: Proposition, old: Fact) -> bool:
-    """The offline rule: does `new` replace or end `old` (same subject and attribute)?"""
+    """The offline rule: does `new` replace or end `old` (same subject and attribute)?
+
+    An ending ends a state, never another ending: "since I lost my job, things have been
+    tough" does not end "I lost my job at Door Dash" (a new job does: it replaces the state the
+    loss left)."""
     if normalise_text(new.subject) != normalise_text(old.subject):
+        return False
+    if new.ends and old.kind == FactKind.EVENT:
         return False
     if new.replaces and old.attribute and mentions(old, new.replaces):
         same_family = new.attribute.split(":")[0] == old.attribute.split(":")[0]

@@ -294,8 +294,18 @@ def my_thing(m: re.Match[str], said: Said) -> list[Hit]:
     thing = _group(m, "thing").lower()
     if thing.split()[-1] in lex.RELATIONS:
         return []
+    value = clean_value(_group(m, "v"))
+    if is_judgement(value):  # "my job was tough": how it felt, no value a later one replaces
+        return [Hit(K.ATTRIBUTE, "", value, confidence=0.6)]
     attribute = attribute_of(thing) or attribute_key(thing)
-    return [Hit(K.ATTRIBUTE, attribute, clean_value(_group(m, "v")), confidence=0.6)]
+    return [Hit(K.ATTRIBUTE, attribute, value, confidence=0.6)]
+
+
+def is_judgement(value: str) -> bool:
+    """True when a value only judges its thing ("tough", "a bummer", "pretty amazing", "the
+    best"): `lex.EVALUATIONS` graded by `lex.INTENSIFIERS`, nothing else."""
+    words = [w for w in re.findall(r"[a-z]+", value.lower()) if w not in lex.INTENSIFIERS]
+    return bool(words) and all(w in lex.EVALUATIONS for w in words)
 
 
 def when_of(text: str) -> str:

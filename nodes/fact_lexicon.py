@@ -194,3 +194,17 @@ ADVERBS = frozenset(
     usually often always sometimes never mostly generally normally basically literally
     honestly even only""".split()
 )
+EVALUATIONS = frozenset(
+    """amazing awesome awful beautiful best blast boring brutal bummer challenging cool crazy
+    difficult exciting exhausting fantastic fun great hard horrible incredible insane intense
+    lovely nightmare overwhelming perfect rough scary stressful struggle terrible tiring tough
+    unreal wild wonderful worst""".split()
+)
+"""Words of a judgement ("my job was tough", "my car is the best"): how the speaker feels about
+a thing at the moment, not a value of it that a later statement replaces. States a later
+statement does replace ("my knee is fine now", "better", "okay") are not among them."""
+INTENSIFIERS = frozenset(
+    """so really very pretty super totally such quite a an the bit little kind sort of absolutely
+    incredibly truly just kinda""".split()
+)
+"""Words that only grade a judgement ("pretty tough", "such a blast")."""

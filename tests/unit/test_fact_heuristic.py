@@ -134,3 +134,11 @@ def test_an_ending_and_a_replacement_name_what_they_replace() -> None:
     assert quit.ends and quit.attribute == "work"
     (switch,) = heuristic_facts(said("I sold the Golf and bought a used Tesla Model 3."))
     assert (switch.attribute, switch.value, switch.replaces) == ("car", "Tesla Model 3", "Golf")
+
+
+def test_a_judgement_of_a_thing_is_no_value_to_replace() -> None:
+    for text in ("My job was tough.", "My car is the best.", "My new job is pretty amazing!"):
+        facts = heuristic_facts(said(text))
+        assert facts and all(f.attribute == "" for f in facts), (text, facts)
+    (knee,) = heuristic_facts(said("My knee is fine now."))
+    assert knee.attribute == "knee" and knee.value == "fine"  # a state, which replaces

@@ -134,3 +134,31 @@ def test_questions_about_the_assistant_search_its_features() -> None:
     assert heuristic_route("What are you interested in these days?").search_features
     assert heuristic_route("What do you think about remote work?").search_features
     assert not heuristic_route("Where do I live?").search_features
+
+
+def test_an_ending_never_ends_another_and_a_particle_names_nothing() -> None:
+    lost = Fact(
+        tenant="t",
+        text="Gina lost her job at Door Dash.",
+        kind=K.EVENT,
+        attribute="work",
+        subject="Gina",
+    )
+    again = Proposition(
+        text="Since Gina lost her job, things have been tough.",
+        kind=K.EVENT,
+        attribute="work",
+        subject="Gina",
+        ends=True,
+    )
+    assert not conflicts(again, lost)
+    assert conflicts(again, fact("Gina works at Door Dash.", "work", "Door Dash", "Gina"))
+    hired = prop("Gina works at a boutique now.", "work", "boutique", subject="Gina")
+    assert conflicts(hired, lost)  # the new job replaces what the loss left
+    reading = fact("Tim enjoys curling up with a good book.", "likes:reading", "reading", "Tim")
+    assert not mentions(reading, "giving up")
+    gave_up = prop(
+        "Tim turned it into a lesson instead of giving up.", "", replaces="giving up", subject="Tim"
+    )
+    assert not conflicts(gave_up, reading)
+    assert mentions(reading, "books")
