@@ -117,6 +117,13 @@ class Recipe:
     and the other side, context, at this x it (`Candidate.sides`): the user's side answers,
     unless the question asks what the agent said and the agent's reply matched. 1: both sides
     at the turn's score, in order."""
+    question_discount: float = 0.3
+    """A one-sided turn (one speaker's words, no reply in it) scores x (1 - this x the share
+    of its sentences that ask): a question states nothing, and its answer is the next turn,
+    which smoothing lifts. "Wow, what did you paint?" matches "What did Melanie paint?" word
+    for word. A bare question to the agent is scaled by `memory.questions.BARE_QUESTION_FACTOR`
+    instead; a turn with both sides is never scaled (a user asks the agent by design, and tells
+    what matters while asking)."""
     reply_only_as_context: bool = True
     """A user + assistant turn found only through fragments of its reply (no fragment of the
     user's side matched) ranks both sides at `reply_weight` x its score, unless the question
@@ -212,6 +219,7 @@ PARTS: dict[str, dict[str, object]] = {
     "reply": {"reply_only_as_context": False},
     "smoothing": {"smoothing": 0.0, "paired_smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
+    "questions": {"question_discount": 0.0},
     "facts": {"facts": False},
     "subject": {"subject_boost": 0.0, "other_subject_factor": 1.0},
     "supersession": {

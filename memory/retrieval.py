@@ -45,7 +45,7 @@ from memory.fact_search import (
 from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
 from memory.query import addresses_agent
 from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
-from memory.ranking import best_coverage, recency, rrf_lists, smooth
+from memory.ranking import asks_share, best_coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, VectorKind, as_utc, normalise_text
 from memory.sparse import encode_query, tokenize
@@ -465,6 +465,9 @@ async def retrieve(
         if is_bare_question(episode.user_text, episode.agent_text):
             c.score *= BARE_QUESTION_FACTOR  # kept, never above the statements that answer it
             c.sides = {side: value * BARE_QUESTION_FACTOR for side, value in c.sides.items()}
+        elif recipe.question_discount and not two_sided(episode):
+            said = speaker_label(episode.user_text)[1]  # "Name: Wow! What did you paint?"
+            c.score *= 1.0 - recipe.question_discount * asks_share(said)
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:

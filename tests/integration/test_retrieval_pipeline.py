@@ -192,6 +192,33 @@ async def test_a_bare_question_never_outranks_the_statement_that_answers_it(
     assert set(asked) <= set(found)  # still found, below the answer
 
 
+async def test_a_turn_that_asks_weighs_less_than_one_that_tells(services: Services) -> None:
+    """Between people, a question's words match a later question as well as the answer's do;
+    the sentences that ask state nothing (`Recipe.question_discount`)."""
+    uids = []
+    for n, text in enumerate(
+        [
+            "Ana: Wow, a pottery class! What did you make in the pottery class?",
+            "Ben: I made a blue bowl in the pottery class on Saturday.",
+            "Ana: I painted the lake near my house this weekend.",
+        ]
+    ):
+        done = await remember(
+            services, tenant="a", thread_id="s1", user_text=text, at=T0 + timedelta(seconds=n)
+        )
+        await run_episode(services, "a", done.uid)
+        uids.append(done.uid)
+    asked, told, _ = uids
+    question = "What did Ben make in the pottery class?"
+    found = await retrieve(services, "a", question, SIMPLE, LATER)
+    flat = await retrieve(services, "a", question, ablate(SIMPLE, "questions"), LATER)
+    score = {c.episode_uid: c.score for c in found}
+    before = {c.episode_uid: c.score for c in flat}
+    assert score[asked] == pytest.approx(before[asked] * (1 - SIMPLE.question_discount / 2))
+    assert score[told] == pytest.approx(before[told])  # it asks nothing
+    assert found[0].episode_uid == told
+
+
 async def test_smoothing_follows_the_shape_of_a_turn(services: Services) -> None:
     # Two user + assistant episodes in one chat, two one-speaker turns in one talk: each kind's
     # neighbours lend it relevance at its own weight (`paired_smoothing` / `smoothing`).
