@@ -89,7 +89,9 @@ class Recipe:
     0.5 (docs/decisions.md, session summaries)."""
     # ---- time
     time_boost: float = 0.15
-    """Added to the relevance of episodes inside a time window named by the question."""
+    """An episode inside a time window named by the question scores (1 + this) x its
+    relevance. Multiplicative, as `speaker_boost`: a turn that matches nothing else ("Take
+    care, Sam!") is not lifted by its date alone."""
     time_filter: bool = False
     """Search only inside the question's time window (when it names one)."""
     neighbours: int = 0

@@ -295,8 +295,8 @@ async def _run_pass(
         relevance[uid] += recipe.proximity_weight * association.proximity.get(uid, 0.0)
         if window is not None and recipe.time_boost:
             created = _created(acc[uid].payload)
-            if created is not None and window.contains(created):
-                relevance[uid] += recipe.time_boost
+            if created is not None and window.contains(created):  # not lifted by its date alone
+                relevance[uid] *= 1.0 + recipe.time_boost
     return _Pass(relevance=relevance, acc=acc, association=association, facts=fact_hits)
 
 

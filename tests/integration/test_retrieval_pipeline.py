@@ -77,6 +77,9 @@ async def test_time_window_boost_prefers_the_named_month(services: Services) -> 
     off_rel = {c.episode_uid: c.relevance for c in off if c.kind == "episode"}
     # the window still shows (it is provenance), but only the recipe with time boosts it
     assert on_rel[uids[4]] / on_rel[uids[5]] > off_rel[uids[4]] / off_rel[uids[5]]
+    # by a factor, not a constant: a turn is not lifted by its date alone
+    lift = (on_rel[uids[4]] / on_rel[uids[5]]) / (off_rel[uids[4]] / off_rel[uids[5]])
+    assert lift == pytest.approx(1.0 + recipe.time_boost)
 
 
 async def test_entities_in_the_query_bring_their_episodes(services: Services) -> None:
