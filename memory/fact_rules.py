@@ -93,6 +93,11 @@ def is_single_valued(attribute: str) -> bool:
     return attribute not in RELATIONS or attribute in SINGLE_RELATIONS
 
 
+PARTICLES = frozenset(tokenize("up down out off over away back around along about through in on"))
+"""The particles of phrasal verbs: "giving up" names nothing that "curling up with a book"
+mentions."""
+
+
 def mentions(fact: Fact, term: str) -> bool:
     """True when the fact's value or text names `term`: a word of it (or a word sharing its
     first four letters or more, "nursing" and "nurse"), or the same drink family."""
@@ -103,11 +108,6 @@ def mentions(fact: Fact, term: str) -> bool:
     if words & have or any(_stem_match(w, h) for w in words for h in have):
         return True
     return bool(_families(term) & _families(f"{fact.value} {fact.text}"))
-
-
-PARTICLES = frozenset(tokenize("up down out off over away back around along about through in on"))
-"""The particles of phrasal verbs: "giving up" names nothing that "curling up with a book"
-mentions."""
 
 
 def _stem_match(a: str, b: str) -> bool:

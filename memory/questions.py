@@ -37,5 +37,15 @@ def is_bare_question(user_text: str, agent_text: str) -> bool:
     said = said.strip()
     if speaker is not None or not said.endswith("?"):
         return False
-    sentences = [s for s in _SENTENCES.split(said) if s.strip()]
-    return all(s.rstrip().endswith("?") for s in sentences)
+    return asks_share(said) == 1.0
+
+
+def asks_share(text: str) -> float:
+    """The share of a text's sentences that ask something (end with "?"): 0 for "I painted a
+    lake.", 0.5 for "Wow! What did you paint?", 1 for "Did you go?". Retrieval scales a
+    one-sided turn by it (`Recipe.question_discount`)."""
+    sentences = [s for s in _SENTENCES.split(text.strip()) if s.strip()]
+    if not sentences:
+        return 0.0
+    asking = [s for s in sentences if s.rstrip().endswith("?")]
+    return len(asking) / len(sentences)

@@ -1,5 +1,5 @@
 """Scoring helpers of retrieval: rank fusion, query-term coverage (the non-LLM rerank), neighbour
-smoothing, recency, the share of a turn that asks and a token estimate (docs/design.md section 5).
+smoothing, recency and a token estimate (docs/design.md section 5).
 
 Pure functions: no I/O, no model.
 """
@@ -14,7 +14,6 @@ from datetime import datetime
 from memory.sparse import MAX_TOKEN_CHARS, STOPWORDS, stem
 
 __all__ = [
-    "asks_share",
     "coverage",
     "occurs",
     "estimate_tokens",
@@ -122,16 +121,3 @@ def recency(created_at: datetime, now: datetime, days: float) -> float:
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate (about 4 characters per token), at least 1."""
     return max(1, (len(text) + 3) // 4)
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def asks_share(text: str) -> float:
-    """The share of a text's sentences that ask something (end with "?"): 0 for "I painted a
-    lake.", 0.5 for "Wow! What did you paint?", 1 for "Did you go?"."""
-    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    if not sentences:
-        return 0.0
-    asking = [s for s in sentences if s.rstrip().endswith("?")]
-    return len(asking) / len(sentences)

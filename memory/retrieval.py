@@ -44,8 +44,8 @@ from memory.fact_search import (
 )
 from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
 from memory.query import addresses_agent
-from memory.questions import BARE_QUESTION_FACTOR, is_bare_question
-from memory.ranking import asks_share, best_coverage, recency, rrf_lists, smooth
+from memory.questions import BARE_QUESTION_FACTOR, asks_share, is_bare_question
+from memory.ranking import best_coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, VectorKind, as_utc, normalise_text
 from memory.sparse import encode_query, tokenize

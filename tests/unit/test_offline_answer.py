@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memory.questions import is_bare_question
+from memory.questions import asks_share, is_bare_question
 from nodes.offline_answer import NOTHING, offline_answer, second_person, when_said
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -133,3 +133,10 @@ def test_bare_questions() -> None:
     assert not is_bare_question("I moved to Porto. Any tips?", "")
     assert not is_bare_question("Any tips for Porto?", "Try the Ribeira at dusk.")
     assert not is_bare_question("/help", "")
+
+
+def test_the_share_of_a_text_that_asks() -> None:
+    assert asks_share("I painted a lake.") == 0.0
+    assert asks_share("Wow! What did you paint?") == 0.5
+    assert asks_share("Did you go? How was it?") == 1.0
+    assert asks_share("") == 0.0

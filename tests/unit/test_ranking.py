@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from memory.ranking import asks_share, best_coverage, coverage
+from memory.ranking import best_coverage, coverage
 from memory.sparse import token_set, tokenize
 
 TEXTS = (
@@ -33,10 +33,3 @@ def test_a_text_is_covered_as_well_as_the_sub_query_it_covers_best() -> None:
     assert best_coverage([dog, job], text) > coverage(dog | job, text)
     assert best_coverage([job], text) == coverage(job, text)
     assert best_coverage([set(), set()], text) == 0.0 == best_coverage([], text)
-
-
-def test_the_share_of_a_text_that_asks() -> None:
-    assert asks_share("I painted a lake.") == 0.0
-    assert asks_share("Wow! What did you paint?") == 0.5
-    assert asks_share("Did you go? How was it?") == 1.0
-    assert asks_share("") == 0.0
