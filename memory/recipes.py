@@ -126,6 +126,14 @@ class Recipe:
     for word. A bare question to the agent is scaled by `memory.questions.BARE_QUESTION_FACTOR`
     instead; a turn with both sides is never scaled (a user asks the agent by design, and tells
     what matters while asking)."""
+    brevity_discount: float = 0.2
+    """A turn that says little scores x (1 - this x max(0, 1 - words / `brevity_words`)),
+    words being the distinct content words of what it says (both sides, without a speaker
+    label): at the same rank, a turn of under 8 content words is a third as likely to hold
+    the answer as one of 24 or more on LoCoMo, and no user turn under 8 holds it on
+    LongMemEval (docs/decisions.md, "Turns that say little")."""
+    brevity_words: int = 48
+    """Content words from which a turn takes no `brevity_discount`."""
     reply_only_as_context: bool = True
     """A user + assistant turn found only through fragments of its reply (no fragment of the
     user's side matched) ranks both sides at `reply_weight` x its score, unless the question
@@ -222,6 +230,7 @@ PARTS: dict[str, dict[str, object]] = {
     "smoothing": {"smoothing": 0.0, "paired_smoothing": 0.0},
     "speaker": {"speaker_boost": 0.0},
     "questions": {"question_discount": 0.0},
+    "brevity": {"brevity_discount": 0.0},
     "facts": {"facts": False},
     "subject": {"subject_boost": 0.0, "other_subject_factor": 1.0},
     "supersession": {

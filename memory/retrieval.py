@@ -48,7 +48,7 @@ from memory.questions import BARE_QUESTION_FACTOR, asks_share, is_bare_question
 from memory.ranking import best_coverage, recency, rrf_lists, smooth
 from memory.recipes import Recipe
 from memory.schema import SIGNAL_NAMES, Episode, VectorKind, as_utc, normalise_text
-from memory.sparse import encode_query, tokenize
+from memory.sparse import encode_query, token_set, tokenize
 from memory.stores.base import SearchRequest, SparseVector, VectorFilter, VectorHit
 from memory.timeparse import Resolution, parse_time
 
@@ -468,6 +468,12 @@ async def retrieve(
         elif recipe.question_discount and not two_sided(episode):
             said = speaker_label(episode.user_text)[1]  # "Name: Wow! What did you paint?"
             c.score *= 1.0 - recipe.question_discount * asks_share(said)
+        if recipe.brevity_discount:
+            factor = 1.0 - recipe.brevity_discount * max(
+                0.0, 1.0 - content_words(episode) / recipe.brevity_words
+            )
+            c.score *= factor
+            c.sides = {side: value * factor for side, value in c.sides.items()}
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
@@ -478,6 +484,13 @@ async def retrieve(
         )
     out.sort(key=lambda c: (-c.score, c.uid))
     return out
+
+
+def content_words(episode: Episode) -> int:
+    """Distinct content words (`sparse.token_set`) of what an episode says: the user's side
+    without its `Name:` label, and the agent's."""
+    said = speaker_label(episode.user_text)[1]
+    return len(token_set(f"{said} {episode.agent_text or ''}"))
 
 
 def _merged(accs: Sequence[dict[str, _Episode]], uids: Sequence[str]) -> dict[str, _Episode]:

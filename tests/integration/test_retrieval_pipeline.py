@@ -13,7 +13,7 @@ from graph.bookkeeping import run_episode
 from memory.embeddings import Embedder
 from memory.episodes import remember
 from memory.recipes import PARTS, SIMPLE, TEMPORAL, Recipe, ablate
-from memory.retrieval import retrieve
+from memory.retrieval import content_words, retrieve
 from memory.services import Services
 from tests.conftest import make_settings
 
@@ -195,23 +195,30 @@ async def test_a_bare_question_never_outranks_the_statement_that_answers_it(
     assert set(asked) <= set(found)  # still found, below the answer
 
 
+async def tell(services: Services, tenant: str, texts: list[str]) -> list[str]:
+    """Each text a one-sided turn of one thread, a second apart, through bookkeeping; the uids."""
+    uids = []
+    for n, text in enumerate(texts):
+        done = await remember(
+            services, tenant=tenant, thread_id="s1", user_text=text, at=T0 + timedelta(seconds=n)
+        )
+        await run_episode(services, tenant, done.uid)
+        uids.append(done.uid)
+    return uids
+
+
 async def test_a_turn_that_asks_weighs_less_than_one_that_tells(services: Services) -> None:
     """Between people, a question's words match a later question as well as the answer's do;
     the sentences that ask state nothing (`Recipe.question_discount`)."""
-    uids = []
-    for n, text in enumerate(
+    asked, told, _ = await tell(
+        services,
+        "a",
         [
             "Ana: Wow, a pottery class! What did you make in the pottery class?",
             "Ben: I made a blue bowl in the pottery class on Saturday.",
             "Ana: I painted the lake near my house this weekend.",
-        ]
-    ):
-        done = await remember(
-            services, tenant="a", thread_id="s1", user_text=text, at=T0 + timedelta(seconds=n)
-        )
-        await run_episode(services, "a", done.uid)
-        uids.append(done.uid)
-    asked, told, _ = uids
+        ],
+    )
     question = "What did Ben make in the pottery class?"
     found = await retrieve(services, "a", question, SIMPLE, LATER)
     flat = await retrieve(services, "a", question, ablate(SIMPLE, "questions"), LATER)
@@ -220,6 +227,51 @@ async def test_a_turn_that_asks_weighs_less_than_one_that_tells(services: Servic
     assert score[asked] == pytest.approx(before[asked] * (1 - SIMPLE.question_discount / 2))
     assert score[told] == pytest.approx(before[told])  # it asks nothing
     assert found[0].episode_uid == told
+
+
+LONG_WORDS = (
+    "apples bridges candles dancers engines forests gardens harbours islands jackets kettles "
+    "ladders meadows needles orchards pencils quilts rivers saddles tunnels umbrellas valleys "
+    "wagons yachts zebras anchors baskets castles daisies eagles feathers glaciers hammers "
+    "igloos jungles kites lanterns mirrors nests oceans parrots quarries ribbons statues "
+    "towers violins windmills yarns"
+).split()
+"""48 distinct content words."""
+
+
+async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
+    services: Services,
+) -> None:
+    """At the same match, the turn with more to say is likelier to hold the answer
+    (`Recipe.brevity_discount`); from `brevity_words` content words on, a turn pays nothing."""
+    uids = await tell(
+        services,
+        "b",
+        [
+            "Ana: Pottery, yes!",
+            "Ben: Pottery on Saturdays is my thing now: I throw bowls and mugs at the studio "
+            "near the river, glaze them in blue, and my kids paint the small ones.",
+            "Cy: Pottery taught me patience. " + " ".join(f"{w}." for w in LONG_WORDS),
+        ],
+    )
+    short, long, longest = uids
+    question = "pottery"
+    found = await retrieve(services, "b", question, SIMPLE, LATER)
+    flat = await retrieve(services, "b", question, ablate(SIMPLE, "brevity"), LATER)
+    score = {c.episode_uid: c.score for c in found}
+    before = {c.episode_uid: c.score for c in flat}
+    words = {e.uid: content_words(e) for e in await services.graph.get_episodes("b", uids)}
+    assert words[short] == 2  # "pottery", "ye": the label is no word of the turn
+    assert score[short] == pytest.approx(
+        before[short] * (1 - SIMPLE.brevity_discount * (1 - 2 / SIMPLE.brevity_words))
+    )
+    assert words[long] < SIMPLE.brevity_words
+    assert score[long] == pytest.approx(
+        before[long] * (1 - SIMPLE.brevity_discount * (1 - words[long] / SIMPLE.brevity_words))
+    )
+    assert score[short] / before[short] < score[long] / before[long]
+    assert words[longest] >= SIMPLE.brevity_words
+    assert score[longest] == pytest.approx(before[longest])
 
 
 async def test_smoothing_follows_the_shape_of_a_turn(services: Services) -> None:
