@@ -127,11 +127,12 @@ class Recipe:
     instead; a turn with both sides is never scaled (a user asks the agent by design, and tells
     what matters while asking)."""
     brevity_discount: float = 0.2
-    """A turn that says little scores x (1 - this x max(0, 1 - words / `brevity_words`)),
-    words being the distinct content words of what it says (both sides, without a speaker
-    label): at the same rank, a turn of under 8 content words is a third as likely to hold
-    the answer as one of 24 or more on LoCoMo, and no user turn under 8 holds it on
-    LongMemEval (docs/decisions.md, "Turns that say little")."""
+    """A one-sided turn that says little scores x (1 - this x max(0, 1 - words /
+    `brevity_words`)), words being the distinct content words of what it says (without a
+    speaker label): at the same rank, a turn of under 8 content words is a third as likely to
+    hold the answer as one of 24 or more on LoCoMo. A turn with both sides is not scaled: the
+    reply's length says nothing of what the user told (docs/decisions.md, "Turns that say
+    little")."""
     brevity_words: int = 48
     """Content words from which a turn takes no `brevity_discount`."""
     reply_only_as_context: bool = True

@@ -468,7 +468,7 @@ async def retrieve(
         elif recipe.question_discount and not two_sided(episode):
             said = speaker_label(episode.user_text)[1]  # "Name: Wow! What did you paint?"
             c.score *= 1.0 - recipe.question_discount * asks_share(said)
-        if recipe.brevity_discount:
+        if recipe.brevity_discount and not two_sided(episode):
             factor = 1.0 - recipe.brevity_discount * max(
                 0.0, 1.0 - content_words(episode) / recipe.brevity_words
             )

@@ -243,7 +243,8 @@ async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
     services: Services,
 ) -> None:
     """At the same match, the turn with more to say is likelier to hold the answer
-    (`Recipe.brevity_discount`); from `brevity_words` content words on, a turn pays nothing."""
+    (`Recipe.brevity_discount`); from `brevity_words` content words on, a turn pays nothing,
+    and a turn with both sides pays nothing."""
     uids = await tell(
         services,
         "b",
@@ -255,6 +256,15 @@ async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
         ],
     )
     short, long, longest = uids
+    chat = await remember(  # both sides: the reply's length says nothing of what was told
+        services,
+        tenant="b",
+        thread_id="chat",
+        user_text="Pottery, yes!",
+        agent_text="Great.",
+        at=LATER - timedelta(hours=1),
+    )
+    await run_episode(services, "b", chat.uid)
     question = "pottery"
     found = await retrieve(services, "b", question, SIMPLE, LATER)
     flat = await retrieve(services, "b", question, ablate(SIMPLE, "brevity"), LATER)
@@ -272,6 +282,7 @@ async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
     assert score[short] / before[short] < score[long] / before[long]
     assert words[longest] >= SIMPLE.brevity_words
     assert score[longest] == pytest.approx(before[longest])
+    assert score[chat.uid] == pytest.approx(before[chat.uid])
 
 
 async def test_smoothing_follows_the_shape_of_a_turn(services: Services) -> None:

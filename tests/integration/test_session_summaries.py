@@ -125,7 +125,7 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
     )
     default = await retrieve(services, "alice", question, get_recipe("SIMPLE"), now)
     assert cat_turns <= {c.episode_uid for c in default[:5]}
-    assert default[0].episode_uid in cat_turns  # the next three tie within 1%
+    assert {c.episode_uid for c in default[:2]} <= cat_turns
 
     def lag(ranked: list[Candidate]) -> float:  # the third cat turn behind the best other turn
         score = {c.episode_uid: c.score for c in ranked}

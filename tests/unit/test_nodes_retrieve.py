@@ -23,12 +23,10 @@ async def test_finds_the_fact_with_provenance(agent_services, offline) -> None:
     uids = await seed(agent_services, "alice", FACTS, thread="t1")
     state = {**human("What is my dog called?"), "route": SIMPLE_ROUTE}
     out = await retrieve(state, runtime())
-    top = out["candidates"][0]  # the turn, or the fact it states (which stands for it)
+    top = out["candidates"][0]
     assert top["episode_uid"] == uids[0] and top["thread_id"] == "t1"
-    turn = next(c for c in out["candidates"] if c["kind"] == "episode")
-    assert turn["episode_uid"] == uids[0]
-    assert "Biscuit" in turn["fragments"][0] and turn["similarity"] >= 0.3
-    assert datetime.fromisoformat(turn["created_at"]).tzinfo is not None
+    assert "Biscuit" in top["fragments"][0] and top["similarity"] >= 0.3
+    assert datetime.fromisoformat(top["created_at"]).tzinfo is not None
     assert [c["score"] for c in out["candidates"]] == sorted(
         (c["score"] for c in out["candidates"]), reverse=True
     )
