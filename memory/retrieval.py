@@ -462,18 +462,19 @@ async def retrieve(
         )
     for c in out:
         episode = episodes[c.episode_uid]
-        if is_bare_question(episode.user_text, episode.agent_text):
+        bare = is_bare_question(episode.user_text, episode.agent_text)
+        if bare:
             c.score *= BARE_QUESTION_FACTOR  # kept, never above the statements that answer it
             c.sides = {side: value * BARE_QUESTION_FACTOR for side, value in c.sides.items()}
-        elif recipe.question_discount and not two_sided(episode):
+        if two_sided(episode):
+            continue  # neither discount: see `Recipe.question_discount`, `brevity_discount`
+        if recipe.question_discount and not bare:
             said = speaker_label(episode.user_text)[1]  # "Name: Wow! What did you paint?"
             c.score *= 1.0 - recipe.question_discount * asks_share(said)
-        if recipe.brevity_discount and not two_sided(episode):
-            factor = 1.0 - recipe.brevity_discount * max(
+        if recipe.brevity_discount:  # a one-sided turn has no sides to scale
+            c.score *= 1.0 - recipe.brevity_discount * max(
                 0.0, 1.0 - content_words(episode) / recipe.brevity_words
             )
-            c.score *= factor
-            c.sides = {side: value * factor for side, value in c.sides.items()}
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     out = out[: recipe.max_candidates]
     if recipe.neighbours > 0 and out:
