@@ -9,9 +9,9 @@ ADD . /deps/mneme
 # -- Installing all local dependencies --
 RUN for dep in /deps/*; do             echo "Installing $dep";             if [ -d "$dep" ]; then                 echo "Installing $dep";                 (cd "$dep" && PYTHONDONTWRITEBYTECODE=1 uv pip install --system --no-cache-dir -c /api/constraints.txt -e .);             fi;         done
 # -- End of local dependencies install --
-ENV LANGGRAPH_STORE='{"path": "graph.store.server_store"}'
-ENV LANGGRAPH_AUTH='{"path": "graph.auth:auth", "disable_studio_auth": true}'
-ENV LANGGRAPH_HTTP='{"app": "graph.webapp:app", "enable_custom_route_auth": true}'
+ENV LANGGRAPH_STORE='{"path": "serve.store.server_store"}'
+ENV LANGGRAPH_AUTH='{"path": "serve.auth:auth", "disable_studio_auth": true}'
+ENV LANGGRAPH_HTTP='{"app": "serve.webapp:app", "enable_custom_route_auth": true}'
 ENV LANGSERVE_GRAPHS='{"agent": "graph.agent:graph", "bookkeeping": "graph.bookkeeping:graph", "consolidation": "graph.consolidation:graph"}'
 
 

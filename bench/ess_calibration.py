@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from memory.beliefs import recommends_update
+from memory.beliefs.evidence import recommends_update
 from memory.schema import MANIPULATIVE_TYPES, ReasoningType
 from memory.services import ChatModels
 from memory.services.usage import Usage
 from memory.settings import load_settings
-from nodes.ess_prompt import EvidenceScore, assess_ess, heuristic_ess
+from tasks.ess import EvidenceScore, assess_ess, heuristic_ess
 
 DEFAULT_FILE = Path(__file__).with_name("ess_calibration.jsonl")
 

@@ -38,14 +38,14 @@ from bench.eval_ingest import (
 from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
 from bench.references import reference_metrics
-from memory.consolidation import consolidate, parse_level
-from memory.embeddings import Embedder, build_embedder
-from memory.recipes import Recipe, ablate, get_recipe
-from memory.retrieval import retrieve
+from memory.embeddings.embedders import Embedder, build_embedder
+from memory.retrieval.recipes import Recipe, ablate, get_recipe
+from memory.retrieval.retrieve import retrieve
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
-from memory.sessions import Summariser, summarise_sessions
 from memory.settings import ConfigError, Settings, load_settings
+from memory.sleep.consolidation import consolidate, parse_level
+from memory.write.sessions import Summariser, summarise_sessions
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
 
@@ -318,7 +318,7 @@ async def _run_eval(
                             slept[key] = slept.get(key, 0) + int(getattr(report, key))
                     last = ingested.last + SESSION_GAP
                     # By the questions' time the background pass (consolidation, any level) has
-                    # summarised every session whose idle gap elapsed (`memory.sessions`).
+                    # summarised every session whose idle gap elapsed (`memory.write.sessions`).
                     await summarise_sessions(
                         services, tenant, last, summarise=session_summariser(services, usage)
                     )

@@ -2,7 +2,7 @@
 
 The recall check of `bench/vectors.py` needs realistic vectors (random ones are spread evenly and
 make approximate search look better or worse than it is on text). The texts are the sentences of
-every turn of the memeval files (`memory.chunking.split_sentences`, deduplicated, at least 20
+every turn of the memeval files (`memory.text.chunking.split_sentences`, deduplicated, at least 20
 characters), in file order; the queries are the files' questions. Embedding ~100k texts takes
 about 15 minutes on 2 cores, so the matrix is kept under `CACHE_DIR` keyed by the texts.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from memory.chunking import split_sentences
-from memory.embeddings import build_embedder
+from memory.embeddings.embedders import build_embedder
 from memory.settings import load_settings
+from memory.text.chunking import split_sentences
 
 BENCH_DIR = Path(
     os.environ.get("MNEME_BENCH_DIR") or Path(__file__).resolve().parents[2] / "shared" / "bench"

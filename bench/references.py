@@ -22,8 +22,8 @@ import numpy as np
 
 from bench.memeval import Conversation
 from bench.metrics import Scored, question_metrics, summarise
-from memory.embeddings import Embedder
-from memory.ranking import rrf_lists
+from memory.embeddings.embedders import Embedder
+from memory.retrieval.ranking import rrf_lists
 
 __all__ = ["REFERENCES", "bm25_scores", "reference_metrics"]
 

@@ -2,7 +2,7 @@
 
 Fills a throw-away embedded memory (SQLite graph + Qdrant Edge) with processed episodes until the
 measured tenant holds N derivative points, with a second tenant's points beside them (so the
-tenant filter selects), then times `memory.retrieval.retrieve` (every search, the fusion, the
+tenant filter selects), then times `memory.retrieval.retrieve.retrieve` (every search, the fusion, the
 graph reads, the rerank) with the questions embedded beforehand (wall time and CPU time per
 question, after one untimed question). Dense vectors of the stored points are synthetic:
 real all-MiniLM-L6-v2 embeddings of a pool of 2,000 made-up turns, each point one of them plus
@@ -28,16 +28,16 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.write import machine, percentiles, sample_turn
-from memory.chunking import split_turn
-from memory.embeddings import Embedder, build_embedder
-from memory.episodes import derivative_id, question_id
-from memory.recipes import SIMPLE, TEMPORAL
-from memory.retrieval import retrieve
+from memory.embeddings.embedders import Embedder, build_embedder
+from memory.retrieval.recipes import SIMPLE, TEMPORAL
+from memory.retrieval.retrieve import retrieve
 from memory.schema import EntityType, EpisodeStatus, NewEpisode, utcnow
 from memory.services import ChatModels, Services
 from memory.settings import load_settings
-from memory.sparse import encode_document
 from memory.stores.base import VectorPoint
+from memory.text.chunking import split_turn
+from memory.text.sparse import encode_document
+from memory.write.episodes import derivative_id, question_id
 
 TENANT = "bench"
 OTHER = "neighbour"

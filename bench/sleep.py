@@ -33,15 +33,15 @@ from typing import Any
 import numpy as np
 
 from graph.bookkeeping import run_episode
-from memory.consolidation import Level, consolidate
-from memory.embeddings import Embedder, Matrix, build_embedder
-from memory.episodes import remember
-from memory.recipes import SIMPLE
-from memory.retrieval import retrieve
+from memory.embeddings.embedders import Embedder, Matrix, build_embedder
+from memory.retrieval.recipes import SIMPLE
+from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
-from memory.sessions import summarise_sessions
 from memory.settings import Settings, load_settings
+from memory.sleep.consolidation import Level, consolidate
+from memory.write.episodes import remember
+from memory.write.sessions import summarise_sessions
 from nodes.route import heuristic_assessment
 
 START = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)

@@ -25,8 +25,8 @@ from bench.write import machine, percentiles, sample_turn
 from memory.schema import EpisodeStatus, NewEpisode, stable_uid, utcnow
 from memory.services import Services
 from memory.settings import load_settings
-from memory.sparse import encode_document
 from memory.stores.base import VectorPoint
+from memory.text.sparse import encode_document
 
 BATCH = 500
 
@@ -175,7 +175,7 @@ async def bench_turn(
     progress: Callable[[str], Awaitable[None]] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the turn benchmark at each size and print a table; return its rows."""
-    from memory.embeddings import build_embedder
+    from memory.embeddings.embedders import build_embedder
 
     rng = random.Random(7)
     base = load_settings()

@@ -37,12 +37,12 @@ import numpy.typing as npt
 from bench.real_corpus import corpus_texts, embed_cached
 from bench.write import percentiles, sample_turn
 from memory.schema import stable_uid
-from memory.sparse import encode_document, encode_query
 from memory.stores.base import VectorFilter, VectorPoint
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.qdrant_edge_query import HNSW_EF, HNSW_EF_CONSTRUCT, HNSW_M
 from memory.stores.vectors import VectorIndex
+from memory.text.sparse import encode_document, encode_query
 
 DIM = 384
 BATCH = 1000

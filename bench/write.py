@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from memory.episodes import index_episode, remember
 from memory.services import Services
 from memory.settings import Settings, load_settings
+from memory.write.episodes import index_episode, remember
 
 _WORDS = (
     "garden trip sister bought paint concert moved city Boston job interview dog vet "

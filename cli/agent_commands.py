@@ -71,7 +71,7 @@ async def ask(
 def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
     """The memories a reply used, with where they came from."""
     from nodes.respond import memory_line
-    from nodes.temporal import days_ago, utc_from_iso
+    from tasks.temporal import days_ago, utc_from_iso
 
     table = Table(show_header=True, header_style="bold", expand=True, box=None)
     table.add_column("#", width=2)
@@ -101,8 +101,8 @@ async def ingest_sample(
     services: Any, sample: dict[str, Any], user_id: str, bar: Progress | None = None
 ) -> tuple[list[str], int]:
     """Remember every sample turn at its (relative) time; return the uids and how many were new."""
-    from memory.episodes import remember
     from memory.schema import episode_uid, utcnow
+    from memory.write.episodes import remember
 
     tz = ZoneInfo(sample.get("timezone", "UTC"))
     now = utcnow()
@@ -322,7 +322,7 @@ def chat(
     memories: bool = typer.Option(False, "--memories", help="Show the memories each reply used."),
 ) -> None:
     """Talk to the agent in the terminal."""
-    from graph.context import Context, ContextError
+    from nodes.context import Context, ContextError
 
     try:
         Context(user_id=user, timezone=timezone)

@@ -13,10 +13,10 @@ import typer
 from rich.table import Table
 
 from cli.common import USER_HELP, console, run, safe
-from memory.beliefs import belief_strength, list_active_beliefs
+from memory.beliefs.evidence import belief_strength, list_active_beliefs
+from memory.beliefs.sponge import SpongeStatus, status
 from memory.schema import Belief, EvidenceKind, PersonalitySnapshot
 from memory.settings import load_settings
-from memory.sponge import SpongeStatus, status
 from memory.stores.base import GraphStore
 
 T = TypeVar("T")

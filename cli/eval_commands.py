@@ -217,9 +217,9 @@ def retrieval(
     several files (by default the two development benchmarks), side by side."""
     from bench.eval_retrieval import run_eval
     from bench.memeval import EvalInputError
-    from memory.consolidation import parse_level
-    from memory.recipes import PARTS, get_recipe
+    from memory.retrieval.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
+    from memory.sleep.consolidation import parse_level
     from memory.stores.base import StoreError
 
     try:

@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from cli.common import console, fail, safe
-from memory.apikeys import add_key
 from memory.settings import ConfigError, load_settings
+from serve.apikeys import add_key
 
 
 def add(

@@ -31,9 +31,9 @@ async def run_ingest(path: Path, user: str) -> dict[str, int]:
     """Ingest a memeval file as `user`'s episodes (idempotent); counts of what happened."""
     from bench.memeval import EvalInputError, placed, read_memeval
     from graph.bookkeeping import run_episode
-    from memory.episodes import remember
     from memory.schema import episode_uid
     from memory.services.usage import Usage
+    from memory.write.episodes import remember
     from nodes.route import assess_turn
 
     try:
@@ -137,8 +137,8 @@ async def run_recall(
 ) -> list[dict[str, Any]]:
     """Search memory directly (no LLM): the candidates, best first, as dicts. Through the
     running server (`cli/remote.py`) when it holds the stores: its search, `limit` results."""
-    from memory.recipes import get_recipe
-    from memory.retrieval import retrieve
+    from memory.retrieval.recipes import get_recipe
+    from memory.retrieval.retrieve import retrieve
     from memory.schema import utcnow
 
     settings = load_settings()
@@ -214,7 +214,7 @@ def recall(
     """Search memory directly (no LLM) and show what comes back (turns and facts) and from
     where; `--n` bounds the turns, facts come beside them."""
     from cli.agent_commands import memories_table
-    from memory.recipes import get_recipe
+    from memory.retrieval.recipes import get_recipe
     from memory.schema import utcnow
 
     try:

@@ -27,8 +27,8 @@ def mcp(
     """Serve the memory tools (remember, recall, facts, beliefs, forget, pin_memory,
     unpin_memory) over MCP, one user per connection: stdio's from MNEME_MCP_KEY (or --user without keys), HTTP's from each request's
     bearer key."""
-    from graph.mcp_server import McpSetupError, serve_http, serve_stdio, stdio_user
     from memory.settings import ConfigError, load_settings
+    from serve.mcp import McpSetupError, serve_http, serve_stdio, stdio_user
 
     try:
         settings = load_settings()

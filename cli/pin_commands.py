@@ -23,7 +23,7 @@ UID_HELP = "The turn's uid (as `mneme recall --json` or the API shows it)."
 
 async def set_pin(user: str, uid: str, pinned: bool) -> dict[str, Any]:
     """Pin or unpin the user's episode `uid`; the episode as the API shows it (`MemoryItem`)."""
-    from memory.api import InvalidInput, Memory
+    from serve.api import InvalidInput, Memory
 
     settings = load_settings()
     try:

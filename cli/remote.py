@@ -3,7 +3,7 @@ index (only one process can open a Qdrant Edge directory).
 
 `mneme recall`, `mneme facts`, `mneme pin` and `mneme unpin` call `through_server` when opening
 the stores fails with `StoreLocked`: with MNEME_SERVER_URL set they call the server's REST
-routes (`graph/rest.py`) with MNEME_SERVER_KEY, else they stop with a message saying how to
+routes (`serve/rest.py`) with MNEME_SERVER_KEY, else they stop with a message saying how to
 proceed. The only writes are the pin routes (`PUT` / `DELETE /memories/{uid}/pin`).
 """
 

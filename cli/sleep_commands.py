@@ -26,9 +26,9 @@ def consolidate(
     """Consolidate memory: recompute salience and utility, expire, form concepts and the diary,
     forget (see --level). Stops with exit code 2 if another process is consolidating the user."""
     from graph.consolidation import run_consolidation
-    from memory.consolidation import parse_level, progress_to
-    from memory.episodes import InvalidInput
-    from memory.leases import Busy
+    from memory.sleep.consolidation import parse_level, progress_to
+    from memory.sleep.leases import Busy
+    from memory.write.episodes import InvalidInput
 
     try:
         chosen = parse_level(level)

@@ -25,7 +25,7 @@ def setup() -> None:
 
 def doctor() -> None:
     """Check settings, connectivity, schema and graph/vector consistency; exit 1 if unwell."""
-    from memory.doctor import run_doctor
+    from memory.services.doctor import run_doctor
 
     report = run(run_doctor)
     for check in report.checks:
@@ -43,9 +43,9 @@ def sweep(
 ) -> None:
     """File the outbox, then run bookkeeping for every episode left unfinished."""
     from graph.bookkeeping import run_episode
-    from memory.episodes import drain_outbox
-    from memory.episodes import sweep as sweep_episodes
     from memory.schema import Episode
+    from memory.write.episodes import drain_outbox
+    from memory.write.episodes import sweep as sweep_episodes
 
     async def main() -> bool:
         async with opened() as services:
@@ -85,7 +85,7 @@ def sweep(
 
 def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
     """Rebuild this embedder's vectors from the graph: every episode's bookkeeping runs again."""
-    from memory.reindex import reindex_all
+    from memory.write.reindex import reindex_all
 
     if not yes:
         typer.confirm(

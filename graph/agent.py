@@ -20,9 +20,8 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 
 from graph import bookkeeping as _bookkeeping  # noqa: F401  (registers the pipeline)
-from graph.context import Context
 from graph.errors import shielded
-from graph.state import AgentState, InputState
+from nodes.context import Context
 from nodes.ess_gate import ess_gate
 from nodes.record import record
 from nodes.remember import remember
@@ -31,6 +30,7 @@ from nodes.respond import respond
 from nodes.retrieve import retrieve
 from nodes.route import route
 from nodes.sponge_update import sponge_update
+from nodes.state import AgentState, InputState
 
 
 def after_route(state: dict[str, Any]) -> list[Literal["retrieve", "respond", "ess_gate"]]:

@@ -17,18 +17,18 @@ from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
 from graph.errors import shielded
-from graph.state import BookkeepingInput, BookkeepingState
 from memory.schema import EpisodeStatus
 from memory.services import Services, use_services
 from memory.services.queue import register_pipeline
 from nodes.bookkeeping import beliefs, extract_step, index, link, load
 from nodes.compress import compress_thread
+from nodes.context import Context
 from nodes.features import features
 from nodes.knowledge import knowledge
 from nodes.salience import salience
 from nodes.sessions import sessions
+from nodes.state import BookkeepingInput, BookkeepingState
 
 
 def after_load(state: BookkeepingState) -> Literal["extract", "__end__"]:

@@ -14,11 +14,11 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
 from graph.errors import shielded
-from graph.state import ConsolidationInput, ConsolidationState
 from memory.services import Services, use_services
 from nodes.consolidate import check, sleep
+from nodes.context import Context
+from nodes.state import ConsolidationInput, ConsolidationState
 
 builder = StateGraph(ConsolidationState, context_schema=Context, input_schema=ConsolidationInput)
 builder.add_node("check", shielded(check))

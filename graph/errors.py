@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 from langgraph.errors import GraphBubbleUp
 
-from graph.context import ContextError
-from memory.episodes import InvalidInput
-from memory.leases import Busy
+from memory.sleep.leases import Busy
 from memory.stores.base import NotFound
+from memory.write.episodes import InvalidInput
+from nodes.context import ContextError
 
 log = logging.getLogger("mneme.server")
 

@@ -368,7 +368,7 @@ class Feature(Record):
 
 class Concept(Record):
     """A cluster of turns (and the facts they state) that recurs across days: what the daily
-    sleep level makes of related fragments (`memory.concepts`)."""
+    sleep level makes of related fragments (`memory.sleep.concepts`)."""
 
     uid: str
     tenant: str
@@ -387,13 +387,13 @@ class Concept(Record):
     loop_count: int = 0
     """How many distinct weeks it came up on that weekday."""
     loop_emotion: str = ""
-    """The emotion word that recurs with the loop (`memory.concepts.loop_emotion_of`), empty
+    """The emotion word that recurs with the loop (`memory.sleep.concepts.loop_emotion_of`), empty
     when none does."""
     updated_at: datetime
 
 
 class DiaryEntry(Record):
-    """The agent's first-person note on one day of conversation (`memory.diary`)."""
+    """The agent's first-person note on one day of conversation (`memory.sleep.diary`)."""
 
     uid: str
     tenant: str
@@ -407,7 +407,7 @@ class DiaryEntry(Record):
 
 
 class GoalStatus(StrEnum):
-    """Where a goal stands (`memory.goals` reassesses it at deep sleep)."""
+    """Where a goal stands (`memory.knowledge.goals` reassesses it at deep sleep)."""
 
     ACTIVE = "active"
     COMPLETED = "completed"
@@ -458,7 +458,7 @@ class Emotion(Record):
 
 class SessionSummary(Record):
     """A finished session of a thread (its turns with no idle gap, within one day) as one memory:
-    the summary's text and topics, its time span and the episodes it summarises (`memory.sessions`).
+    the summary's text and topics, its time span and the episodes it summarises (`memory.write.sessions`).
 
     `uid` is `stable_uid(tenant, "session", thread_id, started_at)`, so rebuilding a session
     replaces its summary. `episode_uids` are the episodes the text was built from, oldest first;

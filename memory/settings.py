@@ -197,10 +197,10 @@ class Settings(BaseSettings):
     """Bookkeeping attempts of one episode before it is quarantined."""
     session_gap_h: float = Field(default=6.0, validation_alias=_env("MNEME_SESSION_GAP_H"))
     """Idle hours that end a session of a thread (a session also ends with its UTC day); each
-    finished session gets a summary (`memory.sessions`)."""
+    finished session gets a summary (`memory.write.sessions`)."""
 
     sleep_schedule: bool = Field(default=False, validation_alias=_env("MNEME_SLEEP_SCHEDULE"))
-    """The server runs consolidation for every tenant that is due (`graph/schedule.py`). Off by
+    """The server runs consolidation for every tenant that is due (`serve/schedule.py`). Off by
     default: deep sleep deletes memories, which an operator should choose to let a server do."""
     sleep_micro_s: float = Field(default=3600.0, gt=0, validation_alias=_env("MNEME_SLEEP_MICRO_S"))
     """Seconds between micro runs of a tenant (salience, utility, co-retrieval links)."""
@@ -213,7 +213,7 @@ class Settings(BaseSettings):
     sleep_check_s: float = Field(default=300.0, gt=0, validation_alias=_env("MNEME_SLEEP_CHECK_S"))
     """How often the scheduled server looks for tenants that are due."""
     sleep_lease_s: float = Field(default=120.0, ge=3, validation_alias=_env("MNEME_SLEEP_LEASE_S"))
-    """Length of a tenant's consolidation lease (`memory.leases`): a run renews it every third
+    """Length of a tenant's consolidation lease (`memory.sleep.leases`): a run renews it every third
     of this, so a killed process's lease frees this long after it last renewed."""
 
     @field_validator("embedding_runtime", mode="before")

@@ -4,7 +4,7 @@ sessions) -> link (-> salience, in `nodes.salience`).
 `knowledge` (facts with supersession) lives in `nodes.knowledge` beside its heuristic.
 
 Each is a small async function of (state, runtime) returning a partial update of
-`graph.state.BookkeepingState`; `graph/bookkeeping.py` wires them, and that graph is the one
+`nodes.state.BookkeepingState`; `graph/bookkeeping.py` wires them, and that graph is the one
 bookkeeping pipeline the queue, the sweep, the CLI and the eval run. Every step is idempotent
 (deterministic point ids, MERGE-style graph writes), so running an episode twice leaves the
 stores as running it once, and a crash at any point is finished by the sweep.
@@ -13,7 +13,7 @@ No episode is left unsearchable by its own content: when a stage fails on it (ex
 contextual derivatives, beliefs, topics and entities), the step does what it still can (the
 heuristic extraction, the splitter's plain chunks, skipping the failed part) and records why in
 `notes`. A store that is unavailable is not such a failure: it raises, and the retry (bounded,
-with backoff, then quarantine: `memory.quarantine`) waits for the store.
+with backoff, then quarantine: `memory.write.quarantine`) waits for the store.
 
 A new stage is one function here (or in its own module beside its LLM task) and one node and
 edge in `graph/bookkeeping.py`.
@@ -26,16 +26,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import BookkeepingState
-from memory.chunking import split_turn
-from memory.contextual import contextualise, speaker_label
-from memory.episodes import index_episode
+from memory.beliefs.sponge import first_snapshot
 from memory.schema import EntityType, Episode, EpisodeStatus, Fact
 from memory.services import Services, get_services
 from memory.services.usage import Usage
-from memory.sponge import first_snapshot
 from memory.stores.base import NotFound
+from memory.text.chunking import split_turn
+from memory.write.contextual import contextualise, speaker_label
+from memory.write.episodes import index_episode
+from nodes.context import Context, context_of
 from nodes.extract import (
     Chunk,
     Extraction,
@@ -48,8 +47,9 @@ from nodes.extract import (
 from nodes.fallback import stage_note
 from nodes.knowledge import known_facts, read_window
 from nodes.provenance import belief_provenance
-from nodes.reflection import reflect
 from nodes.respond import DEFAULT_SNAPSHOT
+from nodes.state import BookkeepingState
+from tasks.reflection import reflect
 
 log = logging.getLogger("mneme.bookkeeping")
 
@@ -127,7 +127,7 @@ async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str,
     """Embed and upsert derivatives and questions; the episode becomes `indexed`.
 
     Chunks (LLM or splitter) get their context: third-person paraphrases as prospective
-    questions and a context derivative with the previous turns (`memory.contextual`).
+    questions and a context derivative with the previous turns (`memory.write.contextual`).
     """
     services, episode = await _current(state, runtime)
     notes = list(state.get("notes") or [])

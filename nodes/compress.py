@@ -1,10 +1,10 @@
-"""thread: the bookkeeping stage that keeps a thread's compressed layers (`memory.compression`).
+"""thread: the bookkeeping stage that keeps a thread's compressed layers (`memory.write.compression`).
 
 After an episode is indexed, the turns of its thread that left the verbatim window move into the
 key exchanges (extractive in every mode: a selection of what was said, never a paraphrase);
 when the key exchanges overflow their budget, the oldest are folded into the summary and the
 impression. That fold is this module's LLM task (`ThreadDigest`, one call per fold, which comes
-once per batch of turns, not every turn); offline it is `memory.compression.extractive_digest`,
+once per batch of turns, not every turn); offline it is `memory.write.compression.extractive_digest`,
 which answers the same shape.
 
 A fold whose answer fails validation (schema, or over a budget) keeps the previous layers
@@ -12,7 +12,7 @@ unchanged and the turns where they were, so the next episode of the thread tries
 `MAX_FAILURES` failed folds in a row the extractive fold is used, so the layers never grow past
 their budgets for long. The model never sees more than `PROMPT_TOKENS` of the conversation: an
 older excess is folded extractively first, and every exchange is already cut to
-`memory.compression.EXCHANGE_CHARS` with a marker, so a 1 MB message is never sent whole.
+`memory.write.compression.EXCHANGE_CHARS` with a marker, so a 1 MB message is never sent whole.
 
 Runs in bookkeeping, never in the reply's foreground. The layers are a view; the episodes stay.
 """
@@ -26,9 +26,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from graph.context import Context, context_of
-from graph.state import BookkeepingState
-from memory.compression import (
+from memory.schema import NO_THREAD
+from memory.services import Services, get_services
+from memory.services.chat import Tier
+from memory.services.usage import Usage
+from memory.stores.base import NotFound
+from memory.write.compression import (
     MOVE_BATCH,
     VERBATIM_TURNS,
     Budgets,
@@ -40,15 +43,12 @@ from memory.compression import (
     load_layers,
     save_layers,
 )
-from memory.schema import NO_THREAD
-from memory.services import Services, get_services
-from memory.services.chat import Tier
-from memory.services.usage import Usage
-from memory.stores.base import NotFound
-from nodes.content import without_recall_echo
+from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.knowledge_prompt import defang
-from nodes.llm import structured
+from nodes.state import BookkeepingState
+from tasks.content import without_recall_echo
+from tasks.knowledge_prompt import defang
+from tasks.llm import structured
 
 log = logging.getLogger("mneme.nodes.compress")
 

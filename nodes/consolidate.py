@@ -1,14 +1,14 @@
 """The consolidation graph's nodes: check the input, then sleep at the requested level.
 
-`memory.consolidation` does the work; this module gives it the run's tenant (the context's
+`memory.sleep.consolidation` does the work; this module gives it the run's tenant (the context's
 `user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
-`nodes.forgetting`, which falls back to the utility thresholds offline), the concept namer
-(`nodes.concept_naming`), the diary writer (`nodes.diary_writing`), the goal judge
-(`nodes.goal_assessment`) and the session summariser (`nodes.sessions`); offline labels,
+`tasks.forgetting`, which falls back to the utility thresholds offline), the concept namer
+(`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the goal judge
+(`tasks.goal_assessment`) and the session summariser (`nodes.sessions`); offline labels,
 entries, goal rules and extractive summaries without a model. Deep sleep
-ends with a reflection of the personality snapshot (`nodes.reflection.reflect`, forced: the
+ends with a reflection of the personality snapshot (`tasks.reflection.reflect`, forced: the
 same triage, patches and snapshot rule as when bookkeeping triggers it). A run holds the
-tenant's consolidation lease (`memory.leases`) throughout: one run per tenant across processes,
+tenant's consolidation lease (`memory.sleep.leases`) throughout: one run per tenant across processes,
 and `Busy` for a run that finds another process's.
 """
 
@@ -19,19 +19,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import ConsolidationState
-from memory.consolidation import Level, consolidate, parse_level, parse_now
-from memory.leases import holding
 from memory.schema import as_utc
 from memory.services import get_services
 from memory.services.usage import Usage
-from nodes.concept_naming import llm_namer
-from nodes.diary_writing import llm_writer
-from nodes.forgetting import llm_classifier
-from nodes.goal_assessment import llm_judge
-from nodes.reflection import ReflectionResult, reflect
+from memory.sleep.consolidation import Level, consolidate, parse_level, parse_now
+from memory.sleep.leases import holding
+from nodes.context import Context, context_of
 from nodes.sessions import llm_summariser
+from nodes.state import ConsolidationState
+from tasks.concept_naming import llm_namer
+from tasks.diary_writing import llm_writer
+from tasks.forgetting import llm_classifier
+from tasks.goal_assessment import llm_judge
+from tasks.reflection import ReflectionResult, reflect
 
 
 async def check(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:

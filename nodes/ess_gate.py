@@ -1,8 +1,8 @@
 """ess_gate: decide from the message's Evidence Strength Score whether beliefs may move.
 
 The score itself comes from the router's one structured call (`nodes.route`, with the rubric,
-schema and offline heuristic of `nodes.ess_prompt`); this node applies the gate of
-docs/design.md section 6 and needs no model: it passes when `memory.beliefs.recommends_update`
+schema and offline heuristic of `tasks.ess`); this node applies the gate of
+docs/design.md section 6 and needs no model: it passes when `memory.beliefs.evidence.recommends_update`
 does (score >= `ESS_THRESHOLD`, an argument, no manipulative reasoning). Bookkeeping decides belief provenance
 from the same rule on the stored ESS, so the live turn and a later sweep agree.
 """
@@ -14,12 +14,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from graph.context import Context
-from graph.state import AgentState
-from memory.beliefs import ESS_THRESHOLD, recommends_update
+from memory.beliefs.evidence import ESS_THRESHOLD, recommends_update
 from memory.schema import MANIPULATIVE_TYPES
-from nodes.content import prompt_text
-from nodes.ess_prompt import EvidenceScore, heuristic_ess
+from nodes.context import Context
+from nodes.state import AgentState
+from tasks.content import prompt_text
+from tasks.ess import EvidenceScore, heuristic_ess
 
 __all__ = ["ESS_THRESHOLD", "EvidenceScore", "ess_gate", "gate", "heuristic_ess"]
 

@@ -8,7 +8,7 @@ fact and a fact can name the known facts it replaces or was motivated by. Chunks
 from the conversation and cover most of it; facts must name only listed ids; otherwise the
 retry shows the model why, and the fallback is the deterministic splitter with no questions,
 keyword topics, capitalised-name entities and no facts of its own: the knowledge stage then
-runs the offline fact heuristic (`nodes.fact_patterns`) on the same window.
+runs the offline fact heuristic (`tasks.facts.patterns`) on the same window.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from memory.chunking import Derivative, split_turn
 from memory.schema import EntityType, Episode, Fact, FactKind, topic_slug
 from memory.services.chat import ChatModels
 from memory.services.usage import Usage
-from nodes.content import bounded, without_recall_echo
-from nodes.keywords import STOPWORDS
-from nodes.keywords import entities as name_entities
-from nodes.keywords import topics as keyword_topics
-from nodes.llm import structured
+from memory.text.chunking import Derivative, split_turn
+from tasks.content import bounded, without_recall_echo
+from tasks.keywords import STOPWORDS
+from tasks.keywords import entities as name_entities
+from tasks.keywords import topics as keyword_topics
+from tasks.llm import structured
 
 EXTRACT_CHARS = 12000
 """Episodes longer than this are chunked by the splitter; the model still names topics/entities."""

@@ -1,6 +1,6 @@
 """features: the bookkeeping stage that keeps the agent's semantic features (the sponge's second
 store). The belief assessment call proposed them when the episode's evidence passed the ESS
-gate (`nodes.provenance`); `memory.features.absorb` creates or updates them, and deletes the
+gate (`nodes.provenance`); `memory.beliefs.features.absorb` creates or updates them, and deletes the
 ones the message explicitly refuted. An episode whose evidence did not pass changes nothing.
 """
 
@@ -11,13 +11,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from graph.context import Context, context_of
-from graph.state import BookkeepingState
-from memory.features import Proposal, absorb
+from memory.beliefs.features import Proposal, absorb
 from memory.services import get_services
 from memory.stores.base import NotFound
-from nodes.belief_assessment import ProposedFeature
+from nodes.context import Context, context_of
 from nodes.fallback import stage_note
+from nodes.state import BookkeepingState
+from tasks.belief_assessment import ProposedFeature
 
 
 async def features(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 The facts come from the extraction call (`nodes.extract`, which saw the episode in its window
 and the known facts that may bear on it) or, when that call fell back or no LLM is configured,
-from the offline heuristic (`nodes.fact_patterns`) on the same window. Each becomes a
-`memory.fact_rules.Proposition` with its grounding in the source text, and `integrate` dedups,
+from the offline heuristic (`tasks.facts.patterns`) on the same window. Each becomes a
+`memory.knowledge.rules.Proposition` with its grounding in the source text, and `integrate` dedups,
 cites, supersedes, links and embeds them. Idempotent like every stage: deterministic fact ids,
 MERGE-style writes.
 """
@@ -16,17 +16,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import BookkeepingState
-from memory.contextual import speaker_label
-from memory.fact_rules import Proposition, grounding
-from memory.knowledge import integrate
+from memory.knowledge.facts import integrate
+from memory.knowledge.rules import Proposition, grounding
 from memory.schema import USER_SUBJECT, Episode, Fact, as_utc
 from memory.services import Services, get_services
 from memory.stores.base import NotFound
+from memory.write.contextual import speaker_label
+from nodes.context import Context, context_of
 from nodes.extract import ExtractedFact, Extraction
-from nodes.fact_patterns import Said, heuristic_facts
 from nodes.fallback import stage_note
+from nodes.state import BookkeepingState
+from tasks.facts.patterns import Said, heuristic_facts
 
 WINDOW_TURNS = 2
 """Earlier turns of the same thread the extraction sees."""

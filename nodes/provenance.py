@@ -3,7 +3,7 @@
 When the episode's stored ESS recommends an update (strong enough, arguing, not manipulative),
 the belief assessment says which beliefs the message bears on, how (supports / contradicts)
 and how strongly; each becomes a provenance edge and a bounded move of the belief
-(`memory.beliefs.apply_evidence`); the insight is kept for reflection and the belief shift is
+(`memory.beliefs.evidence.apply_evidence`); the insight is kept for reflection and the belief shift is
 added to the sponge's trigger. The same call proposes the semantic features the message shows
 (written by the `features` stage, `nodes.features`). A manipulative or weak episode changes nothing: the sponge stays
 frozen for it. Every write is idempotent per (episode, belief), so a sweep re-running the stage
@@ -15,13 +15,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from memory.beliefs import EvidenceOutcome, apply_evidence, recommends_update
+from memory.beliefs.evidence import EvidenceOutcome, apply_evidence, recommends_update
+from memory.beliefs.sponge import add_insight, add_shift, status
 from memory.schema import ESS, MANIPULATIVE_TYPES, Episode
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sponge import add_insight, add_shift, status
-from nodes.belief_assessment import assess_beliefs
-from nodes.directives import is_directive
+from tasks.belief_assessment import assess_beliefs
+from tasks.directives import is_directive
 
 log = logging.getLogger("mneme.provenance")
 

@@ -20,14 +20,14 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import AgentState
-from memory.episodes import InvalidInput, outbox_record, remember
-from memory.outbox import OutboxError, write_path
 from memory.schema import NO_THREAD, episode_uid, utcnow
 from memory.services import Services, get_services
 from memory.settings import Settings, get_settings
-from nodes.content import THREAD_CHARS, bounded, last_human, read_turn, stored_user_text
+from memory.write.episodes import InvalidInput, outbox_record, remember
+from memory.write.outbox import OutboxError, write_path
+from nodes.context import Context, context_of
+from nodes.state import AgentState
+from tasks.content import THREAD_CHARS, bounded, last_human, read_turn, stored_user_text
 
 log = logging.getLogger("mneme.nodes.record")
 

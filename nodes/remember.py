@@ -15,13 +15,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import AgentState
-from memory.episodes import outbox_record
-from memory.outbox import OutboxError, write_path
 from memory.schema import ESS, ReasoningType
-from nodes.content import STORE_CHARS, bounded, content_text, stored_user_text
+from memory.write.episodes import outbox_record
+from memory.write.outbox import OutboxError, write_path
+from nodes.context import Context, context_of
 from nodes.record import OUTBOX, STORED, services_or_settings, thread_of
+from nodes.state import AgentState
+from tasks.content import STORE_CHARS, bounded, content_text, stored_user_text
 
 log = logging.getLogger("mneme.nodes.remember")
 

@@ -15,15 +15,15 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from graph.context import Context, context_of
-from graph.state import AgentState
-from memory.recipes import DEFAULT_N_RESULTS
+from memory.retrieval.recipes import DEFAULT_N_RESULTS
 from memory.schema import utcnow
 from memory.services import get_services
 from memory.services.chat import ChatModels
 from memory.services.usage import Usage
-from nodes.content import bounded, is_question, prompt_text
-from nodes.llm import structured
+from nodes.context import Context, context_of
+from nodes.state import AgentState
+from tasks.content import bounded, is_question, prompt_text
+from tasks.llm import structured
 
 log = logging.getLogger("mneme.nodes.rerank")
 

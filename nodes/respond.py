@@ -20,24 +20,25 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import AgentState
-from memory.apperception import Apperception
-from memory.apperception import load as load_apperception
-from memory.compression import ThreadLayers, exchange_tokens, layer_tokens, load_layers
-from memory.fact_search import standing_instructions
-from memory.ordering import in_time_order, is_ordering
-from memory.ranking import estimate_tokens
+from memory.beliefs.apperception import Apperception
+from memory.beliefs.apperception import load as load_apperception
+from memory.retrieval.facts import standing_instructions
+from memory.retrieval.ranking import estimate_tokens
 from memory.schema import NO_THREAD, utcnow
 from memory.services import get_services
 from memory.services.usage import Usage
-from nodes.content import (
+from memory.text.ordering import in_time_order, is_ordering
+from memory.write.compression import ThreadLayers, exchange_tokens, layer_tokens, load_layers
+from nodes.context import Context, context_of
+from nodes.record import thread_of
+from nodes.state import AgentState
+from tasks.content import (
     HISTORY_CHARS,
     bounded,
     content_text,
 )
-from nodes.diary_context import diary_block
-from nodes.knowledge_prompt import (
+from tasks.diary_context import diary_block
+from tasks.knowledge_prompt import (
     defang,
     fact_line,
     facts_block,
@@ -46,10 +47,9 @@ from nodes.knowledge_prompt import (
     is_fact,
     split_memories,
 )
-from nodes.llm import generate
-from nodes.offline_answer import offline_answer, offline_answer_in_order
-from nodes.record import thread_of
-from nodes.temporal import days_ago, describe, temporal_context, utc_from_iso
+from tasks.llm import generate
+from tasks.offline_answer import offline_answer, offline_answer_in_order
+from tasks.temporal import days_ago, describe, temporal_context, utc_from_iso
 
 log = logging.getLogger("mneme.nodes.respond")
 
@@ -258,7 +258,7 @@ ACQUAINTANCE = {
         "memories already answer."
     ),
 }
-"""How the reply adapts to the bulk-apperception level (`memory.apperception`); medium: as is."""
+"""How the reply adapts to the bulk-apperception level (`memory.beliefs.apperception`); medium: as is."""
 
 
 def acquaintance_block(found: Apperception | None) -> str:

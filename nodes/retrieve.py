@@ -1,9 +1,9 @@
 """retrieve: run the router's recipe over the tenant's memory and emit scored candidates.
 
-The search itself lives in `memory.retrieval`; this node turns the route decision into a recipe
+The search itself lives in `memory.retrieval.retrieve`; this node turns the route decision into a recipe
 and queries, adds the agent's beliefs for BELIEF_QUERY turns and its semantic features when the
-router asks (`search_features`), the reveries near the message (`memory.reveries`) and the
-diary entries of the period the message asks about (`memory.diary_recall`, beside the
+router asks (`search_features`), the reveries near the message (`memory.sleep.reveries`) and the
+diary entries of the period the message asks about (`memory.retrieval.diary`, beside the
 candidates, never among them), and degrades to "no memories" with a logged warning if a store
 fails, so the reply still happens.
 """
@@ -16,17 +16,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import AgentState
-from memory.beliefs import belief_views
-from memory.diary_recall import diary_of_period
-from memory.features import search_features
-from memory.recipes import Recipe, get_recipe, with_overrides
-from memory.retrieval import retrieve as search_memory
-from memory.reveries import vague_recall
+from memory.beliefs.evidence import belief_views
+from memory.beliefs.features import search_features
+from memory.retrieval.diary import diary_of_period
+from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
+from memory.retrieval.retrieve import retrieve as search_memory
 from memory.schema import utcnow
 from memory.services import get_services
-from nodes.content import prompt_text
+from memory.sleep.reveries import vague_recall
+from nodes.context import Context, context_of
+from nodes.state import AgentState
+from tasks.content import prompt_text
 
 log = logging.getLogger("mneme.nodes.retrieve")
 

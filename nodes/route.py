@@ -2,7 +2,7 @@
 
 One structured call on the fast tier classifies the turn as NONE, SIMPLE, TEMPORAL, AGGREGATION
 or BELIEF_QUERY, sets the retrieval parameters and, in the same call, scores the evidence in the
-message (the ESS of `nodes.ess_prompt`, which the `ess_gate` node then applies): one foreground
+message (the ESS of `tasks.ess`, which the `ess_gate` node then applies): one foreground
 call instead of two. The keyword route and the cue-based ESS answer the same schema offline or
 when the model fails. This is the first node of a turn: it resets the turn's usage counters and
 reads the user's message once for the nodes after it.
@@ -17,16 +17,16 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator
 
-from graph.context import Context, context_of
-from graph.state import AgentState
-from memory.recipes import get_recipe
+from memory.retrieval.recipes import get_recipe
 from memory.services import ChatModels, Tier, get_services
 from memory.services.usage import Usage
-from nodes.content import bounded, content_text, prompt_text, read_turn
-from nodes.ess_prompt import RULES as ESS_RULES
-from nodes.ess_prompt import SYSTEM_LEAD as ESS_LEAD
-from nodes.ess_prompt import EvidenceScore, consistent, heuristic_ess
-from nodes.llm import structured
+from nodes.context import Context, context_of
+from nodes.state import AgentState
+from tasks.content import bounded, content_text, prompt_text, read_turn
+from tasks.ess import RULES as ESS_RULES
+from tasks.ess import SYSTEM_LEAD as ESS_LEAD
+from tasks.ess import EvidenceScore, consistent, heuristic_ess
+from tasks.llm import structured
 
 RouteKind = Literal["NONE", "SIMPLE", "TEMPORAL", "AGGREGATION", "BELIEF_QUERY"]
 MAX_WEIGHT = 0.3

@@ -1,8 +1,8 @@
 """The bookkeeping graph's last stage: the episode's salience and utility, its Emotion nodes
-(`memory.emotions`) and the Goal nodes of the goal facts it states (`memory.goals`); it
+(`memory.knowledge.emotions`) and the Goal nodes of the goal facts it states (`memory.knowledge.goals`); it
 becomes `processed`.
 
-Salience (`memory.salience`) needs the episode's connections, so it runs after `link` has
+Salience (`memory.sleep.salience`) needs the episode's connections, so it runs after `link` has
 written its topics and entities; the heuristic appraisal (emotion, identity, novelty) reads the
 turn and its stored ESS. Consolidation recomputes both as the episode ages and is recalled.
 """
@@ -13,14 +13,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.state import BookkeepingState
-from memory.emotions import record_emotions
-from memory.goals import record_goals
-from memory.salience import episode_salience, episode_utility
+from memory.knowledge.emotions import record_emotions
+from memory.knowledge.goals import record_goals
 from memory.schema import EpisodeStatus, as_utc
 from memory.services import get_services
+from memory.sleep.salience import episode_salience, episode_utility
 from memory.stores.base import NotFound
+from nodes.context import Context, context_of
+from nodes.state import BookkeepingState
 
 
 async def salience(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:

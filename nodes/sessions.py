@@ -1,5 +1,5 @@
 """sessions: the bookkeeping stage that summarises a thread's finished sessions
-(`memory.sessions`), and the LLM task that writes a session's summary.
+(`memory.write.sessions`), and the LLM task that writes a session's summary.
 
 The stage runs after `thread`: when the episode starts a new session of its thread (a turn after
 the idle gap, or on a new day), the session before it is finished and gets its summary. The
@@ -7,7 +7,7 @@ last session of a thread is finished by consolidation once its gap has elapsed.
 
 With an LLM, one call per session summary (`SessionDigest`; a second only when the first
 answer fails validation, as every structured task retries once); an answer that fails
-validation twice, or no model, gives the extractive summary (`memory.sessions.extractive_draft`),
+validation twice, or no model, gives the extractive summary (`memory.write.sessions.extractive_draft`),
 which has the same shape. The model sees the session's turns fenced as data, each side cut, and
 never more than `PROMPT_TOKENS` of them.
 """
@@ -21,20 +21,26 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from graph.context import Context, context_of
-from graph.state import BookkeepingState
-from memory.compression import cut
-from memory.ranking import estimate_tokens
+from memory.retrieval.ranking import estimate_tokens
 from memory.schema import Episode, topic_slug
 from memory.services import Services
 from memory.services.chat import Tier
 from memory.services.usage import Usage
-from memory.sessions import SUMMARY_TOKENS, Draft, Summariser, extractive_draft, summarise_thread
+from memory.write.compression import cut
+from memory.write.sessions import (
+    SUMMARY_TOKENS,
+    Draft,
+    Summariser,
+    extractive_draft,
+    summarise_thread,
+)
 from nodes.bookkeeping import _current
-from nodes.content import without_recall_echo
+from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.knowledge_prompt import defang
-from nodes.llm import structured
+from nodes.state import BookkeepingState
+from tasks.content import without_recall_echo
+from tasks.knowledge_prompt import defang
+from tasks.llm import structured
 
 PROMPT_TOKENS = 4000
 """Most conversation tokens one summary call shows the model."""

@@ -4,7 +4,7 @@ A qualifying turn (ESS passed, reasoning not manipulative) stages a one-sentence
 turn's state; anything else freezes the personality for this turn and says why. This node only
 decides and records in the turn's state: the durable part (provenance edges, bounded belief
 moves, the persisted insight and shift, reflection when due) runs in bookkeeping
-(`nodes.provenance`, `nodes.reflection`) from the ESS stored on the episode, so a restart or a
+(`nodes.provenance`, `tasks.reflection`) from the ESS stored on the episode, so a restart or a
 sweep decides exactly as the live turn did.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import AgentState
+from nodes.context import Context
 from nodes.ess_gate import ESS_THRESHOLD
+from nodes.state import AgentState
 
 INSIGHT_CHARS = 240
 

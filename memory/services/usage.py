@@ -2,7 +2,7 @@
 
 `Usage` counts the requests, tokens and outcomes of one node's LLM tasks; its `update()` is the
 state update of the `usage` channel, whose reducer is `merge_usage`. `UsageTotals` (owned by the
-process's `ChatModels`, fed by `nodes.llm`) adds up every task since start for `mneme bench`.
+process's `ChatModels`, fed by `tasks.llm`) adds up every task since start for `mneme bench`.
 """
 
 from __future__ import annotations

@@ -266,7 +266,7 @@ def edge_point(point: VectorPoint, *, dim: int, fingerprint: str) -> qe.Point:
         ):
             raise ValueError(
                 f"point {point.id} has a malformed sparse vector (unique indices, one finite "
-                f"value each); build it with memory.sparse.encode_document"
+                f"value each); build it with memory.text.sparse.encode_document"
             )
         vector[SPARSE_VECTOR] = qe.SparseVector(
             [int(i) for i in sparse.indices], [float(v) for v in sparse.values]

@@ -237,7 +237,7 @@ def point_struct(point: VectorPoint, *, dim: int, fingerprint: str) -> models.Po
         ):
             raise ValueError(
                 f"point {point.id} has a malformed sparse vector (unique indices, one finite "
-                f"value each); build it with memory.sparse.encode_document"
+                f"value each); build it with memory.text.sparse.encode_document"
             )
         vector = {DENSE_VECTOR: dense, SPARSE_VECTOR: sparse_model(sparse)}
     return models.PointStruct(id=point.id, vector=vector, payload=encode_payload(point.payload))

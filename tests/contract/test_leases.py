@@ -1,5 +1,5 @@
 """Leases (`LeaseStore`): one holder at a time, renewals, releases, expiry; two real processes
-racing to consolidate one tenant (`memory.leases.holding`): exactly one runs; a killed
+racing to consolidate one tenant (`memory.sleep.leases.holding`): exactly one runs; a killed
 holder's lease is taken over once it expires."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.leases import Busy, holding
+from memory.sleep.leases import Busy, holding
 from memory.stores.base import GraphStore
 from memory.stores.sqlite import SqliteGraphStore
 
@@ -23,13 +23,13 @@ from ._support import CHILD_OPEN_STORE, T0, spawn_child
 TTL = timedelta(minutes=2)
 
 # Each child: wait for a shared start time, then run a block under the consolidation lease as a
-# consolidation run does (`memory.leases.holding`): print that it runs and hold on (renewing)
+# consolidation run does (`memory.sleep.leases.holding`): print that it runs and hold on (renewing)
 # until its stdin closes or it is killed; or print whose lease stopped it.
 CHILD = CHILD_OPEN_STORE + textwrap.dedent(
     """
     import asyncio, json, sys, time
     from datetime import timedelta
-    from memory.leases import Busy, holding
+    from memory.sleep.leases import Busy, holding
 
     backend, target, name, start = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 

@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.schema import VECTOR_KINDS, VectorKind, clean_text, collection_name, stable_uid
-from memory.sparse import encode_document, encode_query
 from memory.stores.base import (
     SchemaMismatch,
     SearchRequest,
@@ -32,6 +31,7 @@ from memory.stores.base import (
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.vectors import SCORE_TOLERANCE, VectorIndex
+from memory.text.sparse import encode_document, encode_query
 from tests.contract.conftest import OpenIndex
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Cross-tenant, over HTTP with API keys (`langgraph dev` with graph/auth.py): random sequences
+"""Cross-tenant, over HTTP with API keys (`langgraph dev` with serve/auth.py): random sequences
 of operations by three users saying identical things never read, write or delete across
 tenants; a forged user_id is refused every time; bad context and oversized input are 4xx
 before a run starts, with the field named and no internal path."""
@@ -262,7 +262,7 @@ def test_open_mode_is_loopback_only_and_needs_a_user(tmp_path: Path) -> None:
 
     from langgraph_sdk import Auth
 
-    from graph import auth
+    from serve import auth
 
     auth.keyring.cache_clear()
     os.environ.pop("MNEME_API_KEYS", None)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from graph.bookkeeping import run_episode
-from memory.contextual import contextualise
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
+from memory.write.contextual import contextualise
 from nodes.extract import derivatives_from, heuristic_extraction
 from tests.conftest import make_settings
 from tests.e2e.conftest import BIN, ROOT, child_env, start

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.faults import audit, drive
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 
 pytestmark = pytest.mark.slow
 

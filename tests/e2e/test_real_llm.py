@@ -20,7 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.eval_retrieval import run_eval
 from graph.agent import builder
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.services import Services, set_services
 from memory.settings import ConfigError
 from tests.conftest import make_settings
@@ -191,7 +191,7 @@ async def test_facts_come_from_the_extraction_call(agent: Services) -> None:
     from datetime import UTC, datetime, timedelta
 
     from graph.bookkeeping import run_episode
-    from memory.episodes import remember
+    from memory.write.episodes import remember
 
     before = agent.chat.totals.snapshot().get("extract", {}).get("calls", 0)
     t0 = datetime(2026, 1, 8, 9, 0, tzinfo=UTC)

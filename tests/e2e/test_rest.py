@@ -1,4 +1,4 @@
-"""The memory REST routes over real HTTP (`langgraph dev` serving graph/webapp.py with API keys),
+"""The memory REST routes over real HTTP (`langgraph dev` serving serve/webapp.py with API keys),
 on the embedded default and, when NEO4J_URI is set, on Neo4j: every route, the tenant bound to
 the key, and bad input answered 4xx naming the field (never a 5xx or a trace)."""
 

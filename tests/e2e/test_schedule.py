@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.apperception import KEY as APPERCEPTION
-from memory.consolidation import LAST_KEY
+from memory.beliefs.apperception import KEY as APPERCEPTION
+from memory.sleep.consolidation import LAST_KEY
 from tests.e2e.test_rest import serve, stop
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graph.store import item_uid
+from serve.store import item_uid
 from tests.e2e.test_rest import client, processed, server
 
 pytestmark = pytest.mark.slow

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from memory.episodes import remember
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
-from nodes.ess_prompt import EvidenceScore, assess_ess
+from memory.write.episodes import remember
 from nodes.provenance import ProvenanceResult, belief_provenance
-from nodes.reflection import ReflectionResult, reflect
 from nodes.route import heuristic_route
+from tasks.ess import EvidenceScore, assess_ess
+from tasks.reflection import ReflectionResult, reflect
 from tests.conftest import installed
 from tests.unit.fake_chat import ScriptedChatModel
 

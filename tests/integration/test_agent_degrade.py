@@ -16,7 +16,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.services import ChatModels, Services, set_services
 from tests.conftest import make_settings
 

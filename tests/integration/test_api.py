@@ -1,4 +1,4 @@
-"""The Python API (`memory.api.Memory`) on every graph backend, real stores and embedder, offline
+"""The Python API (`serve.api.Memory`) on every graph backend, real stores and embedder, offline
 heuristics: add through the write path, search, get, history, facts, beliefs, delete with what
 it derived, erase (checked in the stores themselves), and export -> erase -> import."""
 
@@ -10,14 +10,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graph.bookkeeping import run_episode
-from memory.api import InvalidInput, Memory, NotFound
-from memory.consolidation import Level, consolidate
-from memory.episodes import remember
 from memory.schema import VECTOR_KINDS
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sessions import summarise_sessions
+from memory.sleep.consolidation import Level, consolidate
+from memory.write.episodes import remember
+from memory.write.sessions import summarise_sessions
 from nodes.route import assess_turn
+from serve.api import InvalidInput, Memory, NotFound
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
 STORY = [

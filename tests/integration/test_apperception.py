@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memory.apperception import EMOTION_SCALE, TOPIC_SCALE, load
-from memory.consolidation import Level, consolidate
+from memory.beliefs.apperception import EMOTION_SCALE, TOPIC_SCALE, load
 from memory.services import Services
+from memory.sleep.consolidation import Level, consolidate
 from tests.integration.test_consolidation import T0, tell
 
 

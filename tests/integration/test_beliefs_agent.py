@@ -11,9 +11,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
+from memory.beliefs.sponge import load_state
 from memory.schema import Belief, EpisodeStatus, EvidenceKind
 from memory.services import Services
-from memory.sponge import load_state
 from tests.integration.beliefs_support import Mind, llm_ess, mind
 from tests.integration.test_beliefs_scenarios import EXERCISE_STUDY, PRESSURE
 
@@ -98,9 +98,9 @@ async def test_pressure_then_evidence_then_a_belief_query(agent: Services, mind:
 
 async def test_bookkeeping_graph_runs_belief_provenance(agent: Services, mind: Mind) -> None:
     from graph.bookkeeping import graph as bookkeeping
-    from memory.episodes import remember
     from memory.services.usage import Usage
-    from nodes.ess_prompt import assess_ess
+    from memory.write.episodes import remember
+    from tasks.ess import assess_ess
 
     mind.script(
         ess={EXERCISE_STUDY: llm_ess("empirical", 0.85, "exercise")},

@@ -11,13 +11,13 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from graph.consolidation import run_consolidation
-from memory.beliefs import propose_snapshot
-from memory.revision import MAX_NEW_CONFIDENCE, MAX_PATCH_STEP
+from memory.beliefs.evidence import propose_snapshot
+from memory.beliefs.revision import MAX_NEW_CONFIDENCE, MAX_PATCH_STEP
+from memory.beliefs.sponge import REFLECT_EVERY, load_state, status
 from memory.schema import Belief, EvidenceKind
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sponge import REFLECT_EVERY, load_state, status
-from nodes.reflection import reflect
+from tasks.reflection import reflect
 from tests.integration.beliefs_support import (
     Mind,
     episode_ids,

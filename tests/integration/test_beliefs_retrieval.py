@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.beliefs import (
+from memory.beliefs.evidence import (
     CONFIDENCE_DECAY_PER_DAY,
     STALE_AFTER,
     belief_views,
     decay_beliefs,
     list_active_beliefs,
 )
+from memory.beliefs.sponge import add_shift, load_state
 from memory.schema import Belief, EvidenceKind, NewEpisode
 from memory.services import Services
-from memory.sponge import add_shift, load_state
 
 T0 = datetime(2026, 1, 10, 8, 0, tzinfo=UTC)
 TENANT = "ada"

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory.beliefs import BASE_RATE, BOOTSTRAP_FACTOR, resistance
+from memory.beliefs.evidence import BASE_RATE, BOOTSTRAP_FACTOR, resistance
+from memory.beliefs.sponge import load_state
 from memory.schema import MANIPULATIVE_TYPES, Belief, EvidenceKind, NewEpisode
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sponge import load_state
 from nodes.provenance import belief_provenance
 from tests.integration.beliefs_support import Mind, llm_ess, mind, turn
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.eval_retrieval import run_eval
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from tests.conftest import make_settings
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.schema import Belief, EvidenceKind, NewEpisode
 from memory.services import Services
 from tests.conftest import make_settings

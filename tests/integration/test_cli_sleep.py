@@ -8,8 +8,8 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from memory.leases import CONSOLIDATION
 from memory.schema import utcnow
+from memory.sleep.leases import CONSOLIDATION
 from memory.stores.sqlite import SqliteGraphStore
 from tests.integration.test_cli_knowledge import DATA, cli, data_dir
 

@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 from graph.bookkeeping import run_episode
-from memory.consolidation import (
+from memory.knowledge.facts import index_facts
+from memory.knowledge.rules import point_id
+from memory.schema import Belief, EvidenceKind, Fact
+from memory.services import Services
+from memory.services.doctor import DoctorReport, _check_consistency
+from memory.sleep.consolidation import (
     PLAN_KEY,
     Candidate,
     Decision,
@@ -20,15 +25,10 @@ from memory.consolidation import (
     consolidate,
     reverie_id,
 )
-from memory.doctor import DoctorReport, _check_consistency
-from memory.episodes import remember
-from memory.fact_rules import point_id
-from memory.knowledge import index_facts
-from memory.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, vague_recall
-from memory.schema import Belief, EvidenceKind, Fact
-from memory.services import Services
-from memory.sparse import encode_document
+from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, vague_recall
 from memory.stores.base import VectorPoint
+from memory.text.sparse import encode_document
+from memory.write.episodes import remember
 from nodes.respond import reveries_block
 from nodes.route import heuristic_assessment
 

@@ -9,10 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from memory.api import ConceptView, DiaryView, Memory
-from memory.concepts import MIN_DAYS, concept_uid
-from memory.consolidation import Candidate, Decision, Level, consolidate
 from memory.services import Services
+from memory.sleep.concepts import MIN_DAYS, concept_uid
+from memory.sleep.consolidation import Candidate, Decision, Level, consolidate
+from serve.api import ConceptView, DiaryView, Memory
 from tests.integration.test_consolidation import T0, tell
 
 MONDAY = T0

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memory.consolidation import Level, consolidate
-from memory.diary_recall import MAX_ENTRIES, diary_of_period
+from memory.retrieval.diary import MAX_ENTRIES, diary_of_period
 from memory.services import Services
-from nodes.diary_context import diary_block
+from memory.sleep.consolidation import Level, consolidate
 from nodes.respond import system_prompt
 from nodes.retrieve import retrieve
+from tasks.diary_context import diary_block
 from tests.conftest import installed
 from tests.integration.test_consolidation import T0, tell
 from tests.unit.fake_chat import human, runtime

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from memory.embeddings import Embedder
-from memory.episodes import index_episode, remember
+from memory.embeddings.embedders import Embedder
 from memory.services import Services
+from memory.write.episodes import index_episode, remember
 from tests.conftest import make_settings
 
 T0 = datetime(2020, 1, 1, tzinfo=UTC)

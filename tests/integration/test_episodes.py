@@ -6,16 +6,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory.episodes import (
+from memory.schema import EpisodeStatus, episode_uid
+from memory.services import Services
+from memory.text.sparse import encode_query
+from memory.write.episodes import (
     Derivative,
     InvalidInput,
     index_episode,
     remember,
     sweep,
 )
-from memory.schema import EpisodeStatus, episode_uid
-from memory.services import Services
-from memory.sparse import encode_query
 
 T0 = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from bench.eval_retrieval import ranked_turns, run_eval
 from bench.memeval import EvalInputError, read_memeval
 from cli.main import app
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from tests.conftest import make_settings
 
 pytestmark = pytest.mark.slow
@@ -228,7 +228,7 @@ def test_the_llm_order_keeps_the_sides_of_a_fact_s_source() -> None:
     from datetime import UTC, datetime
 
     from bench.eval_retrieval import by_rank
-    from memory.candidates import Candidate
+    from memory.retrieval.candidates import Candidate
 
     fact = Candidate(
         episode_uid="e1",

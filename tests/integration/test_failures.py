@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from memory.embeddings import Embedder
-from memory.episodes import sweep
+from memory.embeddings.embedders import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
 from memory.stores.base import StoreUnavailable
+from memory.write.episodes import sweep
 from tests.conftest import NEO4J_URI, make_settings, require_neo4j
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ async def test_neo4j_down_fails_fast_with_the_fix(tmp_path: Path, embedder: Embe
 
 
 async def test_wrong_embedding_dimension_is_refused(tmp_path: Path) -> None:
-    from memory.embeddings import EmbedderError, build_embedder
+    from memory.embeddings.embedders import EmbedderError, build_embedder
 
     settings = make_settings(tmp_path, embedding_dim=512)
     emb = build_embedder(settings)
@@ -56,7 +56,7 @@ CRASH_WRITER = textwrap.dedent(
     """
     import asyncio, os, signal, sys
     from pathlib import Path
-    from memory.episodes import index_episode, remember
+    from memory.write.episodes import index_episode, remember
     from memory.services import Services
     from memory.settings import Settings
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 from cli.belief_commands import snapshot_text
 from graph.bookkeeping import run_episode
-from memory.episodes import remember
+from memory.beliefs.sponge import status
 from memory.services import Services
-from memory.sponge import status
+from memory.write.episodes import remember
 from nodes.respond import DEFAULT_SNAPSHOT
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -10,13 +10,13 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
-from memory.beliefs import list_active_beliefs
+from memory.beliefs.evidence import list_active_beliefs
+from memory.beliefs.sponge import load_state
 from memory.schema import ReasoningType
 from memory.services import ChatModels, Services
-from memory.sponge import load_state
-from nodes.directives import is_directive
-from nodes.ess_prompt import heuristic_ess
 from nodes.respond import beliefs_block
+from tasks.directives import is_directive
+from tasks.ess import heuristic_ess
 from tests.conftest import installed
 
 PLANTED = [

@@ -12,11 +12,11 @@ import pytest
 
 from graph.bookkeeping import run_episode
 from graph.errors import ServiceError
-from memory.episodes import remember, sweep
-from memory.recipes import SIMPLE
-from memory.retrieval import retrieve
+from memory.retrieval.recipes import SIMPLE
+from memory.retrieval.retrieve import retrieve
 from memory.schema import EpisodeStatus, FactKind
 from memory.services import Services
+from memory.write.episodes import remember, sweep
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
 STORY = [
@@ -212,8 +212,8 @@ async def test_processing_twice_or_after_a_crash_is_processing_once(
 
 
 async def test_a_turn_a_cause_lifts_has_its_sides_lifted_alike(services: Services) -> None:
-    from memory.candidates import Candidate
-    from memory.fact_search import _with_cause_turns
+    from memory.retrieval.candidates import Candidate
+    from memory.retrieval.facts import _with_cause_turns
 
     found = Candidate(
         episode_uid="e1",

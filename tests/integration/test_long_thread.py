@@ -21,9 +21,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 import nodes.respond
 from graph.agent import builder
 from graph.bookkeeping import graph as bookkeeping
-from graph.context import Context
-from memory.ranking import estimate_tokens
+from memory.retrieval.ranking import estimate_tokens
 from memory.services import ChatModels, Services, use_services
+from nodes.context import Context
 from tests.conftest import installed
 
 PLANTED = {

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.schema import collection_name, stable_uid
-from memory.sparse import encode_document, encode_query
 from memory.stores.base import (
     StoreUnavailable,
     VectorFilter,
@@ -22,6 +21,7 @@ from memory.stores.base import (
     VectorPoint,
 )
 from memory.stores.qdrant import QdrantIndex
+from memory.text.sparse import encode_document, encode_query
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

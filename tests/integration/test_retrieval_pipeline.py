@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from graph.bookkeeping import run_episode
-from memory.embeddings import Embedder
-from memory.episodes import remember
-from memory.recipes import PARTS, SIMPLE, TEMPORAL, Recipe, ablate
-from memory.retrieval import content_words, retrieve
+from memory.embeddings.embedders import Embedder
+from memory.retrieval.recipes import PARTS, SIMPLE, TEMPORAL, Recipe, ablate
+from memory.retrieval.retrieve import content_words, retrieve
 from memory.services import Services
+from memory.write.episodes import remember
 from tests.conftest import make_settings
 
 pytestmark = pytest.mark.slow

@@ -10,12 +10,12 @@ from datetime import timedelta
 import pytest
 
 from graph.consolidation import run_consolidation
-from graph.schedule import run_due
-from memory.consolidation import last_runs
-from memory.leases import CONSOLIDATION, Busy, holding
-from memory.schedule import Intervals
 from memory.schema import utcnow
 from memory.services import Services
+from memory.sleep.consolidation import last_runs
+from memory.sleep.leases import CONSOLIDATION, Busy, holding
+from memory.sleep.schedule import Intervals
+from serve.schedule import run_due
 from tests.integration.test_consolidation import T0, tell
 
 EVERY = Intervals(micro=timedelta(hours=1), daily=timedelta(days=1), deep=timedelta(days=7))

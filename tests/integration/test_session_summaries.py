@@ -9,14 +9,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from graph.bookkeeping import run_episode
-from memory.candidates import Candidate
-from memory.consolidation import consolidate
-from memory.episodes import remember
-from memory.recipes import ablate, get_recipe
-from memory.retrieval import retrieve
+from memory.retrieval.candidates import Candidate
+from memory.retrieval.recipes import ablate, get_recipe
+from memory.retrieval.retrieve import retrieve
 from memory.schema import stable_uid
 from memory.services import Services
-from memory.sessions import session_uid
+from memory.sleep.consolidation import consolidate
+from memory.write.episodes import remember
+from memory.write.sessions import session_uid
 
 T0 = datetime(2026, 1, 5, 18, 0, tzinfo=UTC)
 SESSIONS = [

@@ -8,12 +8,12 @@ from datetime import timedelta
 
 import pytest
 
-from memory.api import Memory
-from memory.belief_sleep import journal, replayed
-from memory.beliefs import apply_evidence
-from memory.consolidation import Level, consolidate
+from memory.beliefs.evidence import apply_evidence
+from memory.beliefs.sleep import journal, replayed
 from memory.schema import EvidenceKind
 from memory.services import Services
+from memory.sleep.consolidation import Level, consolidate
+from serve.api import Memory
 from tests.integration.test_consolidation import FORGET_ALL, T0, forget_only, tell
 
 FOR, AGAINST = EvidenceKind.SUPPORTS, EvidenceKind.CONTRADICTS

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memory.api import Memory
-from memory.consolidation import Level, consolidate
-from memory.goals import RELEASED, goal_uid
-from memory.salience import appraise
+from memory.knowledge.goals import RELEASED, goal_uid
 from memory.schema import Fact, FactKind, GoalStatus
 from memory.services import Services
+from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.salience import appraise
+from serve.api import Memory
 from tests.integration.test_consolidation import T0, doctor_clean, forget_only, tell
 
 
@@ -92,7 +92,9 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
     assert {g.text: g for g in await graph.list_goals("gl")} == goals
     # The public read and the export carry them.
     memory = Memory(services)
-    assert [g.status for g in await memory.goals("gl", "completed")] == [GoalStatus.COMPLETED]
+    assert [g.status for g in await memory.goals("gl", "completed")] == [
+        GoalStatus.COMPLETED
+    ]
     exported = await memory.export("gl")
     assert len(exported.goals) == 4
 

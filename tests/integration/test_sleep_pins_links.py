@@ -11,10 +11,10 @@ from datetime import timedelta
 
 import pytest
 
-from memory.api import Memory, NotFound
-from memory.consolidation import Candidate, Decision, Level, archive_episode, consolidate
-from memory.coretrieval import PRUNE_WEIGHT, link_weight
 from memory.services import Services
+from memory.sleep.consolidation import Candidate, Decision, Level, archive_episode, consolidate
+from memory.sleep.coretrieval import PRUNE_WEIGHT, link_weight
+from serve.api import Memory, NotFound
 from tests.integration.test_consolidation import FORGET_ALL, T0, doctor_clean, tell
 
 

@@ -1,4 +1,4 @@
-"""`MnemeStore` (graph/store.py) on every graph backend with the real embedder: the behaviour
+"""`MnemeStore` (serve/store.py) on every graph backend with the real embedder: the behaviour
 langgraph's own store tests check on its in-memory and SQLite stores (get/put/delete, batch
 order, namespaces and list_namespaces conditions, filters, pagination, keys that look like SQL
 or Cypher, JSON round trips, the sync API from another thread), plus mneme's tenant isolation
@@ -22,9 +22,9 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from graph.store import MnemeStore
-from memory.api import Memory
 from memory.services import Services
+from serve.api import Memory
+from serve.store import MnemeStore
 from tests.conftest import make_settings
 
 VALUE: dict[str, Any] = {

@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from graph.store import MnemeStore
-from memory.api import Memory, NotFound
 from memory.services import Services
+from serve.api import Memory, NotFound
+from serve.store import MnemeStore
 from tests.integration.test_api import left_in_stores
 
 USERS = ("ada", "bob", "cyd")

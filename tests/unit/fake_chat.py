@@ -27,7 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.services import ChatModels, Services, set_services
 from tests.conftest import make_settings
 
@@ -187,7 +187,7 @@ def runtime(**context: Any) -> Any:
     """A `Runtime` carrying a `Context` built from keyword arguments (user_id defaults to alice)."""
     from langgraph.runtime import Runtime
 
-    from graph.context import Context
+    from nodes.context import Context
 
     context.setdefault("user_id", "alice")
     return Runtime(context=Context(**context))
@@ -197,7 +197,7 @@ def human(text: Any) -> dict[str, Any]:
     """A hand-built agent state holding one user message."""
     from langchain_core.messages import HumanMessage
 
-    from nodes.content import read_turn
+    from tasks.content import read_turn
 
     messages = [HumanMessage(content=text, id="m1")]
     return {"messages": messages, "turn": read_turn(messages)}
@@ -208,7 +208,7 @@ async def seed(
 ) -> list[str]:
     """Remember each fact as a turn and run its bookkeeping now (with the current chat model)."""
     from graph.bookkeeping import run_episode
-    from memory.episodes import remember
+    from memory.write.episodes import remember
 
     uids = []
     for fact in facts:

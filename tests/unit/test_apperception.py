@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.apperception import KEY, score
+from memory.beliefs.apperception import KEY, score
 from memory.schema import Episode, content_hash
 from nodes.respond import respond
 from tests.unit.fake_chat import human, runtime

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.associative import entities_in, name_candidates
+from memory.retrieval.associative import entities_in, name_candidates
 from memory.schema import Entity, EntityType, entity_key
 
 

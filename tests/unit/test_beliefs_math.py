@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.beliefs import (
+from memory.beliefs.evidence import (
     BASE_RATE,
     BOOTSTRAP_FACTOR,
     MIN_SNAPSHOT_CHARS,
@@ -22,10 +22,10 @@ from memory.beliefs import (
     rrf_rank,
     snapshot_rejection,
 )
-from memory.revision import MAX_PATCH_STEP, bounded_step
+from memory.beliefs.revision import MAX_PATCH_STEP, bounded_step
+from memory.beliefs.sponge import Insight, SpongeState, SpongeStatus
 from memory.schema import ESS, Belief, Evidence, EvidenceKind, ReasoningType
-from memory.sponge import Insight, SpongeState, SpongeStatus
-from nodes.reflection import VIEWS_HEADER, heuristic_snapshot, short_ids
+from tasks.reflection import VIEWS_HEADER, heuristic_snapshot, short_ids
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.chunking import MAX_CHUNKS, split_sentences, split_text, split_turn
+from memory.text.chunking import MAX_CHUNKS, split_sentences, split_text, split_turn
 
 
 def test_sentences_split_at_ends_and_paragraphs() -> None:

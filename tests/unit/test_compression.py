@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.compression import (
+from memory.retrieval.ranking import estimate_tokens
+from memory.schema import Episode, NewEpisode
+from memory.stores.graph.episodes import episode_record
+from memory.write.compression import (
     EXCHANGE_CHARS,
     VERBATIM_TURNS,
     Budgets,
@@ -21,10 +24,7 @@ from memory.compression import (
     save_layers,
     score,
 )
-from memory.episodes import remember
-from memory.ranking import estimate_tokens
-from memory.schema import Episode, NewEpisode
-from memory.stores.graph.episodes import episode_record
+from memory.write.episodes import remember
 from nodes.compress import MAX_FAILURES, PROMPT_TOKENS, compress_thread
 from nodes.respond import respond
 from tests.unit.fake_chat import human, runtime
@@ -294,7 +294,7 @@ async def test_no_thread_block_without_layers(agent_services, fake_chat) -> None
 def test_the_budgets_are_checked_context_fields() -> None:
     import pytest
 
-    from graph.context import Context, ContextError
+    from nodes.context import Context, ContextError
 
     ctx = Context(user_id="a", thread_summary_tokens=300)
     assert ctx.thread_exchange_tokens == 2000 and ctx.thread_impression_tokens == 200

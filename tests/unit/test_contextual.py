@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.contextual import relative_dates, speaker_label, third_person
 from memory.schema import Episode, content_hash
+from memory.write.contextual import relative_dates, speaker_label, third_person
 
 
 def test_speaker_label() -> None:

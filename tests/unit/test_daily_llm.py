@@ -8,12 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from memory.concepts import narrative_loop
-from memory.consolidation import Level, consolidate
 from memory.services import Services
 from memory.services.usage import Usage
-from nodes.concept_naming import llm_namer
-from nodes.diary_writing import llm_writer
+from memory.sleep.concepts import narrative_loop
+from memory.sleep.consolidation import Level, consolidate
+from tasks.concept_naming import llm_namer
+from tasks.diary_writing import llm_writer
 from tests.integration.test_daily_sleep import MONDAY, NOW, STORY, tell
 
 

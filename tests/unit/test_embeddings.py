@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
-from memory.embeddings import (
+from memory.embeddings.embedders import (
     Embedder,
     EmbedderError,
     LocalEmbedder,
@@ -70,7 +70,7 @@ def test_build_embedder_picks_local_or_endpoint_without_loading() -> None:
 
 def test_importing_the_module_loads_no_model_library() -> None:
     code = (
-        "import sys, memory.embeddings; "
+        "import sys, memory.embeddings.embedders; "
         "libraries = {'sentence_transformers', 'torch', 'onnxruntime', 'onnx', 'tokenizers'}; "
         "loaded = libraries & set(sys.modules); assert not loaded, loaded"
     )

@@ -5,7 +5,7 @@ The issue's bar is 25 of 30; every miss is printed."""
 from __future__ import annotations
 
 from memory.schema import EntityType
-from nodes.keywords import entities
+from tasks.keywords import entities
 
 P, PET, ORG, PLACE = EntityType.PERSON, EntityType.PET, EntityType.ORGANIZATION, EntityType.PLACE
 

@@ -7,7 +7,7 @@ import pytest
 from bench.ess_calibration import calibrate, load, spearman
 from memory.schema import MANIPULATIVE_TYPES, ReasoningType
 from memory.services.usage import Usage
-from nodes.ess_prompt import EvidenceScore, assess_ess, heuristic_ess
+from tasks.ess import EvidenceScore, assess_ess, heuristic_ess
 
 SOURCED = (
     "A 2021 meta-analysis in The Lancet of 40 randomised trials (120,000 participants) found "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cli.eval_commands import ablation_parts
-from memory.recipes import PARTS
+from memory.retrieval.recipes import PARTS
 
 
 def test_no_value_is_the_full_recipe_and_one_part_is_that_part_alone() -> None:

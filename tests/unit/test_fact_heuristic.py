@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.schema import USER_SUBJECT, FactKind
-from nodes.fact_patterns import Said, heuristic_facts
-from nodes.fact_text import confirmations, render
+from tasks.facts.patterns import Said, heuristic_facts
+from tasks.facts.text import confirmations, render
 
 WHEN = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
 K = FactKind

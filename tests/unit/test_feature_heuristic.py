@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memory.schema import FeatureCategory
-from nodes.belief_assessment import claim_of, heuristic_features
-from nodes.ess_prompt import heuristic_ess
+from tasks.belief_assessment import claim_of, heuristic_features
+from tasks.ess import heuristic_ess
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,11 @@
-"""Score fusion (`memory.fusion`): calibration per list, max-sim per item, the adaptive gain."""
+"""Score fusion (`memory.retrieval.fusion`): calibration per list, max-sim per item, the adaptive gain."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory.fusion import ScoredList, dense_gain, fuse, lexical_fit
-from memory.sparse import tokenize
+from memory.retrieval.fusion import ScoredList, dense_gain, fuse, lexical_fit
+from memory.text.sparse import tokenize
 
 
 def test_an_item_scores_its_best_fragment() -> None:

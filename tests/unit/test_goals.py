@@ -8,9 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memory.concepts import loop_emotion_of
-from memory.consolidation import Level, consolidate
-from memory.goals import (
+from memory.knowledge.goals import (
     SILENT_DAYS,
     Mention,
     Verdict,
@@ -21,8 +19,10 @@ from memory.goals import (
 from memory.schema import Episode, Fact, FactKind, Goal, GoalStatus
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sparse import token_set
-from nodes.goal_assessment import llm_judge
+from memory.sleep.concepts import loop_emotion_of
+from memory.sleep.consolidation import Level, consolidate
+from memory.text.sparse import token_set
+from tasks.goal_assessment import llm_judge
 from tests.integration.test_consolidation import T0, forget_only, tell
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.chunking import split_turn
 from memory.schema import Episode, content_hash
-from nodes.ess_prompt import EvidenceScore, heuristic_ess
+from memory.text.chunking import split_turn
 from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
-from nodes.keywords import entities, topics
 from nodes.route import heuristic_assessment
+from tasks.ess import EvidenceScore, heuristic_ess
+from tasks.keywords import entities, topics
 
 CAPITALISED = st.lists(
     st.from_regex(r"[A-Z][a-z]{0,30}", fullmatch=True), min_size=1, max_size=400

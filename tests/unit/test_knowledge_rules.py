@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.fact_rules import Proposition, conflicts, grounding, is_single_valued, mentions
+from memory.knowledge.rules import Proposition, conflicts, grounding, is_single_valued, mentions
 from memory.schema import USER_SUBJECT, Episode, Fact, FactKind
 from nodes.extract import Chunk, ExtractedFact, Extraction, check_extraction
-from nodes.knowledge_prompt import facts_block, instructions_block, split_memories
 from nodes.route import heuristic_route
+from tasks.knowledge_prompt import facts_block, instructions_block, split_memories
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 K = FactKind

@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 
 from memory.services import ChatModels, Tier
 from memory.services.usage import Usage, empty_usage, merge_usage
-from nodes import llm
-from nodes.llm import generate, structured
+from tasks import llm
+from tasks.llm import generate, structured
 from tests.conftest import make_settings
 from tests.unit.fake_chat import Delay, ScriptedChatModel
 

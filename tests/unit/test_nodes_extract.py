@@ -4,8 +4,8 @@ fallback, indexing into both collections, graph links, idempotence, and the LLM 
 from __future__ import annotations
 
 from graph.bookkeeping import run_episode
-from memory.episodes import remember
 from memory.schema import EntityType, EpisodeStatus
+from memory.write.episodes import remember
 from nodes.extract import heuristic_extraction
 
 TURN = (

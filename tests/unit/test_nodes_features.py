@@ -7,12 +7,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from graph.bookkeeping import run_episode
-from memory.episodes import remember
 from memory.schema import FeatureCategory
 from memory.services import Services
-from nodes.ess_prompt import heuristic_ess
+from memory.write.episodes import remember
 from nodes.respond import respond
 from nodes.retrieve import retrieve
+from tasks.ess import heuristic_ess
 from tests.unit.fake_chat import ScriptedChatModel, human, runtime, seed
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)

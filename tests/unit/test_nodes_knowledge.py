@@ -141,4 +141,4 @@ async def test_an_ungrounded_fact_is_kept_with_its_score(
     fake_chat(by_tool={"Extraction": [extraction("I love sailing.", invented)]})
     await seed(agent_services, "cy", ["I love sailing."], at=T0)
     (fact,) = await agent_services.graph.list_facts("cy")
-    assert fact.grounding < 0.6  # kept, but `nodes.knowledge_prompt` never shows it
+    assert fact.grounding < 0.6  # kept, but `tasks.knowledge_prompt` never shows it

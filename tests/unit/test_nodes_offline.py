@@ -9,7 +9,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
-from graph.context import Context, ContextError
+from nodes.context import Context, ContextError
 from tests.unit.fake_chat import assessment
 
 

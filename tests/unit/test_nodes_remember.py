@@ -10,14 +10,14 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage
 
 import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
-from memory.episodes import drain_outbox
-from memory.outbox import write_path
 from memory.schema import EpisodeStatus
 from memory.services.queue import BookkeepingQueue
-from nodes.content import THREAD_CHARS
+from memory.write.episodes import drain_outbox
+from memory.write.outbox import write_path
 from nodes.record import record
 from nodes.remember import remember
 from nodes.respond import respond
+from tasks.content import THREAD_CHARS
 from tests.unit.fake_chat import runtime
 
 ESS = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.recipes import SIMPLE, TEMPORAL, get_recipe, with_overrides
-from memory.retrieval import retrieve as search
+from memory.retrieval.recipes import SIMPLE, TEMPORAL, get_recipe, with_overrides
+from memory.retrieval.retrieve import retrieve as search
 from memory.schema import Belief, utcnow
 from nodes.retrieve import queries_for, retrieve
 from tests.unit.fake_chat import human, runtime, seed

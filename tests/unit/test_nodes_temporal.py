@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from nodes.temporal import days_ago, describe, humanize_gap, part_of_day, sessions
+from tasks.temporal import days_ago, describe, humanize_gap, part_of_day, sessions
 
 NOW = datetime(2026, 3, 10, 18, 30, tzinfo=UTC)  # a Tuesday
 

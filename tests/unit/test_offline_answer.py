@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory.questions import asks_share, is_bare_question
-from nodes.offline_answer import NOTHING, offline_answer, second_person, when_said
+from memory.text.questions import asks_share, is_bare_question
+from tasks.offline_answer import NOTHING, offline_answer, second_person, when_said
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from memory.embeddings import EmbedderError, LocalEmbedder, build_embedder
-from memory.onnx_encoder import MICRO_BATCH, WEIGHTS_FILE
+from memory.embeddings.embedders import EmbedderError, LocalEmbedder, build_embedder
+from memory.embeddings.onnx_encoder import MICRO_BATCH, WEIGHTS_FILE
 from memory.settings import ConfigError, load_settings
 from tests.conftest import make_settings
 
@@ -86,7 +86,7 @@ async def test_a_mixed_length_batch_equals_one_by_one(onnx_embedder: LocalEmbedd
 
 def test_the_default_model_runs_without_torch(tmp_path: Path) -> None:
     code = (
-        "import asyncio, sys; from pathlib import Path; from memory.embeddings import LocalEmbedder; "
+        "import asyncio, sys; from pathlib import Path; from memory.embeddings.embedders import LocalEmbedder; "
         f"emb = LocalEmbedder(cache_dir=Path({str(tmp_path)!r})); "
         "v = asyncio.run(emb.embed_query('hello')); "
         "assert v.shape == (384,) and emb.runtime == 'onnx', emb.runtime; "
@@ -218,7 +218,7 @@ async def test_an_unwritable_cache_runs_from_memory_with_one_warning(
     blocker.write_text("a file where the cache directory should be")
     emb = LocalEmbedder(runtime="auto", cache_dir=blocker)
     try:
-        with caplog.at_level("WARNING", logger="memory.onnx_encoder"):
+        with caplog.at_level("WARNING", logger="memory.embeddings.onnx_encoder"):
             assert emb.runtime == "onnx"
         warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
         assert len(warnings) == 1 and "cannot cache the ONNX graph" in warnings[0]

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.ordering import in_time_order, is_ordering
 from memory.schema import utcnow
+from memory.text.ordering import in_time_order, is_ordering
 from nodes.respond import memory_block, plain_answer, respond
 from tests.unit.fake_chat import human, runtime, seed
 

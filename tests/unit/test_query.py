@@ -1,10 +1,10 @@
-"""`memory.query.addresses_agent`: questions about what the assistant said."""
+"""`memory.text.query.addresses_agent`: questions about what the assistant said."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory.query import addresses_agent
+from memory.text.query import addresses_agent
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from memory.ranking import best_coverage, coverage
-from memory.sparse import token_set, tokenize
+from memory.retrieval.ranking import best_coverage, coverage
+from memory.text.sparse import token_set, tokenize
 
 TEXTS = (
     "I was hoping the happy ponies agreed; running late, we hopped on the 5000 bus.",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.consolidation import Level
-from memory.schedule import Intervals, due_level
 from memory.settings import load_settings
+from memory.sleep.consolidation import Level
+from memory.sleep.schedule import Intervals, due_level
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 EVERY = Intervals(micro=timedelta(hours=1), daily=timedelta(days=1), deep=timedelta(days=7))

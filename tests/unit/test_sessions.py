@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.consolidation import forget_episode
-from memory.episodes import remember
-from memory.ranking import estimate_tokens
+from memory.retrieval.ranking import estimate_tokens
 from memory.schema import Episode, NewEpisode
-from memory.sessions import (
+from memory.sleep.consolidation import forget_episode
+from memory.stores.graph.episodes import episode_record
+from memory.write.episodes import remember
+from memory.write.sessions import (
     MAX_SESSION_TURNS,
     SUMMARY_TOKENS,
     extractive_draft,
@@ -23,7 +24,6 @@ from memory.sessions import (
     summarise_thread,
     write_summary,
 )
-from memory.stores.graph.episodes import episode_record
 from nodes.sessions import sessions
 from tests.unit.fake_chat import runtime
 

@@ -100,7 +100,7 @@ def test_settings_are_not_read_at_import(tmp_path: Path) -> None:
 
     env = {**os.environ, "MNEME_GRAPH_BACKEND": "neo4j"}  # invalid without NEO4J_URI
     env.pop("NEO4J_URI", None)
-    code = "import memory.settings, memory.services, memory.episodes, memory.doctor"
+    code = "import memory.settings, memory.services, memory.write.episodes, memory.services.doctor"
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True

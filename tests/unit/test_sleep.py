@@ -13,7 +13,10 @@ import pytest
 
 from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
-from memory.consolidation import (
+from memory.schema import ESS, Episode, ReasoningType
+from memory.services import Services
+from memory.services.usage import Usage
+from memory.sleep.consolidation import (
     Candidate,
     Decision,
     Level,
@@ -21,8 +24,7 @@ from memory.consolidation import (
     expires_at,
     impression_words,
 )
-from memory.episodes import InvalidInput, remember
-from memory.salience import (
+from memory.sleep.salience import (
     CORNERSTONE_CONNECTIONS,
     Appraisal,
     appraise,
@@ -30,10 +32,8 @@ from memory.salience import (
     salience,
     utility,
 )
-from memory.schema import ESS, Episode, ReasoningType
-from memory.services import Services
-from memory.services.usage import Usage
-from nodes.forgetting import ForgetBatch, ForgetDecision, llm_classifier, resolve, short_ids
+from memory.write.episodes import InvalidInput, remember
+from tasks.forgetting import ForgetBatch, ForgetDecision, llm_classifier, resolve, short_ids
 
 T0 = datetime(2025, 1, 1, 9, tzinfo=UTC)
 

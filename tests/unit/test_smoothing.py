@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.ranking import smooth
+from memory.retrieval.ranking import smooth
 
 RELEVANCE = {"a": 1.0, "b": 0.2, "c": 0.4, "d": 0.1}
 ADJACENT = {"b": ("a", "c"), "c": ("b", None), "d": (None, "x")}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.sparse import (
+from memory.text.sparse import (
     AVG_DOC_LEN,
     K1,
     B,
@@ -70,7 +70,7 @@ def test_light_stemming_conflates_inflections(word: str, expected: str) -> None:
 def test_token_ids_are_stable_32_bit_hashes_not_pythons_salted_hash() -> None:
     assert token_id("hello") == 0xEA6706F7
     assert 0 <= token_id("anything at all") < 2**32
-    code = "from memory.sparse import token_id; print(token_id('hello'))"
+    code = "from memory.text.sparse import token_id; print(token_id('hello'))"
     for seed in ("1", "2"):
         out = subprocess.run(
             [sys.executable, "-c", code],

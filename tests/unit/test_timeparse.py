@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from memory.timeparse import format_day, parse_time
+from memory.text.timeparse import format_day, parse_time
 
 NOW = datetime(2023, 7, 17, 14, 0, tzinfo=UTC)  # a Monday
 

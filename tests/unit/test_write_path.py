@@ -24,17 +24,26 @@ def test_write_path_names_every_module_of_the_sqlite_store_and_its_input_rules()
 NOT_WRITING = {
     "bench",
     "graph",
-    "graph.context",
-    "graph.state",
+    "nodes.context",
+    "nodes.state",
     "memory",
-    "memory.bert_graph",
-    "memory.onnx_encoder",
-    "memory.torch_encoder",
-    "memory.ranking",
-    "memory.recipes",
-    "memory.candidates",
-    "memory.fact_search",
-    "memory.leases",
+    "memory.beliefs",
+    "memory.embeddings",
+    "memory.knowledge",
+    "memory.retrieval",
+    "memory.sleep",
+    "memory.text",
+    "memory.write",
+    "tasks",
+    "tasks.facts",
+    "memory.embeddings.bert_graph",
+    "memory.embeddings.onnx_encoder",
+    "memory.embeddings.torch_encoder",
+    "memory.retrieval.ranking",
+    "memory.retrieval.recipes",
+    "memory.retrieval.candidates",
+    "memory.retrieval.facts",
+    "memory.sleep.leases",
     "memory.settings",
     "memory.stores",
     "memory.stores.base",
@@ -42,12 +51,12 @@ NOT_WRITING = {
     "memory.stores.graph",
     "memory.stores.vectors",
     "nodes",
-    "nodes.llm",
-    "memory.ordering",
-    "nodes.offline_answer",
-    "nodes.diary_context",
+    "tasks.llm",
+    "memory.text.ordering",
+    "tasks.offline_answer",
+    "tasks.diary_context",
     "nodes.respond",
-    "nodes.temporal",
+    "tasks.temporal",
 }
 """Modules the ingest imports that do not decide what it writes: packages, the embedder's
 runtimes (the fingerprint names the model), read-side helpers, settings and interfaces (and
@@ -67,7 +76,7 @@ def test_every_module_the_ingest_imports_is_on_the_write_path_or_known_not_to_wr
         "        await services.close()\n"
         "asyncio.run(main())\n"
         "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in "
-        "('bench', 'graph', 'memory', 'nodes')))"
+        "('bench', 'graph', 'memory', 'nodes', 'serve', 'tasks')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     imported = {m for m in out.stdout.split() if not m.startswith("memory.services")}

@@ -2,7 +2,7 @@
 
 Links are written by `record_access` (the episode store), in the transaction that counts the
 access (`pairs`); this store reads them and lets the micro level of consolidation reweigh and
-prune them (`memory.coretrieval`, which holds the weight rule). A link joins two episodes of one tenant, stored once as (a, b) with
+prune them (`memory.sleep.coretrieval`, which holds the weight rule). A link joins two episodes of one tenant, stored once as (a, b) with
 a < b, and goes when either episode is deleted.
 """
 

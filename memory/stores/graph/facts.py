@@ -71,7 +71,7 @@ class FactStore(ABC):
     async def delete_fact(self, tenant: str, uid: str) -> bool:
         """Delete the tenant's fact and its edges (STATES, ABOUT, LED_TO in and out); True if it
         existed. The facts it superseded become current again (`superseded_by` and `valid_to`
-        cleared): what replaced them is gone. For `memory.api`'s delete of the only episode
+        cleared): what replaced them is gone. For `serve.api`'s delete of the only episode
         that stated it; the knowledge pipeline itself never deletes a fact."""
 
     @abstractmethod

@@ -3,7 +3,7 @@
 A goal TRACKS one goal fact and goes with it: deleting the fact deletes its goal (ON DELETE
 CASCADE on SQLite, in the same query on Neo4j). An emotion is FELT_IN one episode and goes with
 it the same way. A goal's `evidence_uid` names an episode without an edge: whoever deletes
-that episode first calls `reset_goal_evidence` (`memory.goals.release_episode`), so no goal
+that episode first calls `reset_goal_evidence` (`memory.knowledge.goals.release_episode`), so no goal
 keeps a status resting on a turn that is gone. Every write is one transaction.
 """
 

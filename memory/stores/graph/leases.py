@@ -50,7 +50,7 @@ Change = Callable[[Lease | None], Lease | None]
 
 
 class LeaseStore(ABC):
-    """Per-tenant named leases (the consolidation lease of `memory.leases`)."""
+    """Per-tenant named leases (the consolidation lease of `memory.sleep.leases`)."""
 
     async def take_lease(
         self, tenant: str, name: str, holder: str, now: datetime, ttl: timedelta

@@ -14,7 +14,7 @@ from memory.stores.graph.inputs import clean_record, distinct
 
 
 class SummaryStore(ABC):
-    """Summaries of finished sessions (`memory.sessions`), one level above the episodes."""
+    """Summaries of finished sessions (`memory.write.sessions`), one level above the episodes."""
 
     async def upsert_summary(self, summary: SessionSummary) -> SessionSummary:
         """Insert the summary or replace every field of the one with its uid, and set its

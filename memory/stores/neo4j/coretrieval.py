@@ -11,7 +11,7 @@ from memory.stores.graph.coretrieval import CoRetrievalStore, Link, link_from
 from memory.stores.neo4j.connection import Neo4jConnection, tx_run
 from memory.stores.neo4j.props import dt
 
-# `weight` is `memory.coretrieval.link_weight(count, 0)` of the new count.
+# `weight` is `memory.sleep.coretrieval.link_weight(count, 0)` of the new count.
 _LINK_PAIRS = """
 UNWIND $pairs AS pair
 MATCH (a:Episode {uid: pair[0]}) WHERE a.tenant = $tenant

@@ -1,0 +1,1 @@
+"""Knowledge that stays true: facts with history, their rules, goals and emotions."""

@@ -1,0 +1,386 @@
+"""Knowledge that stays true: turning an episode's propositions into facts with history.
+
+`integrate` takes what one episode states (`Proposition`s, from the LLM's extraction or the
+offline heuristic) and, for each:
+
+1. **dedup within the batch**: of two propositions with cosine > `BATCH_DUP` the one with the
+   higher confidence stays;
+2. **identity**: the fact uid is uuid5(tenant, normalised text), so re-processing an episode
+   writes the same facts; a fact already stored is cited (STATES edge) rather than duplicated;
+3. **candidates**: the tenant's current facts with cosine >= `CANDIDATE_MIN` (top
+   `CANDIDATES`), plus the current facts with the same subject and attribute (an index read);
+4. **supersession** (bi-temporal, nothing deleted): a candidate about the same subject that the
+   proposition replaces is closed (valid_to = the new fact's valid_from, superseded_by = it).
+   "Replaces" is the LLM's confirmation when there is one (`Proposition.supersedes`), else the
+   same-subject-same-attribute rule (`conflicts`): a single-valued attribute with another value,
+   or an explicit replacement ("switched from X", "instead of X", "quit X"). A proposition
+   that ends an attribute ("I quit my job") closes it with itself as the successor. A
+   proposition older than the current fact it conflicts with is stored already closed;
+5. **duplicates**: otherwise a candidate about the same subject with cosine > `STORE_DUP` and
+   the same attribute value is cited instead of storing a near copy;
+6. **subjects and causes**: a fact about a named person gets an ABOUT edge to that person's
+   entity; a decision, plan or goal gets LED_TO edges from what motivated it: the LLM's
+   `because`, else earlier same-subject facts sharing a content word with cosine >=
+   `CAUSE_MIN`, and earlier turns no fact captured (cosine >= `CAUSE_TURN_MIN`, a shared word);
+7. **vectors**: stored facts are embedded (text + concepts) into the `knowledge` collection.
+
+The rules themselves (ids, grounding, the conflict rule) are `memory.knowledge.rules`. No prompts
+and no LangGraph here; the stage that calls it is `nodes.knowledge`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memory.knowledge.rules import (
+    Proposition,
+    conflicts,
+    fact_uid,
+    mentions,
+    point_id,
+    same_value,
+    vector_text,
+)
+from memory.schema import (
+    USER_SUBJECT,
+    EntityType,
+    Episode,
+    Fact,
+    FactKind,
+    as_utc,
+    normalise_text,
+)
+from memory.stores.base import VectorHit, VectorPoint
+from memory.text.sparse import encode_document, tokenize
+
+if TYPE_CHECKING:
+    from memory.services import Services
+
+log = logging.getLogger(__name__)
+
+BATCH_DUP = 0.82
+"""Two propositions of one episode closer than this are one fact (the more confident stays)."""
+STORE_DUP = 0.78
+"""A proposition closer than this to a stored fact about the same subject cites that fact."""
+CANDIDATE_MIN = 0.6
+"""Stored facts at least this similar are supersession candidates ..."""
+CANDIDATES = 5
+"""... at most this many of them."""
+CAUSE_MIN = 0.45
+"""An earlier fact motivates a decision or plan when it shares a content word and is this similar."""
+CAUSE_TURN_MIN = 0.35
+"""An earlier turn no fact captured motivates it when it shares a content word and is this
+similar (turns are longer than facts, so their cosine to a one-line decision runs lower)."""
+MAX_CAUSES = 3
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What `integrate` did with an episode's propositions."""
+
+    stored: list[str] = field(default_factory=list)
+    cited: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    """Uids of the facts closed by this episode."""
+    dropped: int = 0
+    """Propositions merged into a near duplicate of the same episode."""
+    causes: int = 0
+
+    def summary(self) -> dict[str, object]:
+        """JSON-friendly counts and uids for the bookkeeping state."""
+        return {
+            "stored": self.stored,
+            "cited": self.cited,
+            "superseded": self.superseded,
+            "dropped": self.dropped,
+            "causes": self.causes,
+        }
+
+
+async def integrate(
+    services: Services,
+    episode: Episode,
+    propositions: Sequence[Proposition],
+    *,
+    shown: Collection[str] | None = None,
+) -> Outcome:
+    """Store the episode's propositions as facts: dedup, cite, supersede, link, embed.
+
+    `shown`: the uids of the known facts the LLM was shown (None: offline). A candidate the model
+    saw is superseded only when it says so (`Proposition.supersedes`); one it did not see falls
+    to the offline rule. Idempotent: running it twice leaves the stores as running it once.
+    """
+    outcome = Outcome()
+    props = [p for p in propositions if p.text.strip()]
+    if not props:
+        return outcome
+    vectors = await services.embedder.embed_documents([vector_text(p) for p in props])
+    keep = _batch_dedup(props, vectors)
+    outcome.dropped = len(props) - len(keep)
+    to_index: list[tuple[Fact, list[float]]] = []
+    for i in keep:
+        p, vec = props[i], vectors[i]
+        stored = await _integrate_one(services, episode, p, vec, shown, outcome)
+        if stored is not None:  # new, or stated by this very episode before (a re-run)
+            to_index.append((stored, vec.tolist()))
+            await _link(services, episode, stored, p, vec, shown is not None, outcome)
+    if to_index:
+        await services.vectors.upsert("knowledge", [_point(f, v, episode.uid) for f, v in to_index])
+    return outcome
+
+
+def _batch_dedup(props: Sequence[Proposition], vectors: np.ndarray) -> list[int]:
+    """Indexes of the propositions to keep: of near-duplicates (same subject, and the same
+    attribute when both have one), the more confident (then the first)."""
+    sims = vectors @ vectors.T
+    order = sorted(range(len(props)), key=lambda i: (-props[i].confidence, i))
+    kept: list[int] = []
+    for i in order:
+        if all(sims[i, j] <= BATCH_DUP or not _same_claim(props[i], props[j]) for j in kept):
+            kept.append(i)
+    return sorted(kept)
+
+
+def _same_claim(a: Proposition, b: Proposition) -> bool:
+    if normalise_text(a.subject) != normalise_text(b.subject):
+        return False
+    return not a.attribute or not b.attribute or a.attribute == b.attribute
+
+
+async def _integrate_one(
+    services: Services,
+    episode: Episode,
+    p: Proposition,
+    vec: np.ndarray,
+    shown: Collection[str] | None,
+    outcome: Outcome,
+) -> Fact | None:
+    """Store, cite or supersede for one proposition; the fact to index and link (None: a fact
+    of another episode was cited). A fact this episode stored before (a re-run, perhaps after a
+    crash between the graph and the vector writes) comes back so that its vector and edges are
+    written again; they are idempotent."""
+    graph, tenant = services.graph, episode.tenant
+    uid = fact_uid(tenant, p.text, p.attribute)
+    existing = await graph.get_fact(tenant, uid)
+    if existing is not None:
+        sources = await graph.fact_sources(tenant, uid)
+        if episode.uid in sources and existing.learned_at == as_utc(episode.created_at):
+            return existing
+        if existing.superseded_by is None or episode.uid in sources:
+            await graph.cite_fact(tenant, uid, episode.uid)
+            outcome.cited.append(uid)
+            return None
+        uid = fact_uid(tenant, p.text, p.attribute, episode.uid)  # an old value said again
+        if await graph.get_fact(tenant, uid) is not None:
+            await graph.cite_fact(tenant, uid, episode.uid)
+            outcome.cited.append(uid)
+            return None
+    candidates = await _candidates(services, tenant, p, vec)
+    seen = shown or ()
+    replaced = [c for c, _ in candidates if _replaces(p, c, c.uid in seen)]
+    if not replaced and not p.ends:
+        for c, sim in candidates:
+            if sim > STORE_DUP and _about_same(p, c) and same_value(p, c):
+                await graph.cite_fact(tenant, c.uid, episode.uid)
+                outcome.cited.append(c.uid)
+                return None
+    fact = _fact_of(p, uid, episode, replaced)
+    newer = [c for c in replaced if as_utc(c.valid_from) > fact.valid_from]
+    if newer:  # told late: it held until the current fact began
+        successor = min(newer, key=lambda c: c.valid_from)
+        fact = fact.model_copy(
+            update={"valid_to": successor.valid_from, "superseded_by": successor.uid}
+        )
+    stored = await graph.add_fact(fact, episode.uid)
+    for old in replaced:
+        if old not in newer:
+            await graph.supersede_fact(tenant, old.uid, stored, stored.valid_from)
+            outcome.superseded.append(old.uid)
+    outcome.stored.append(stored.uid)
+    return stored
+
+
+def _replaces(p: Proposition, old: Fact, model_saw_it: bool) -> bool:
+    """The model's confirmation for a candidate it was shown, else the offline rule."""
+    if model_saw_it:
+        return old.uid in p.supersedes and _about_same(p, old)
+    return conflicts(p, old)
+
+
+def _about_same(p: Proposition, fact: Fact) -> bool:
+    return normalise_text(p.subject) == normalise_text(fact.subject)
+
+
+def _fact_of(p: Proposition, uid: str, episode: Episode, replaced: Sequence[Fact]) -> Fact:
+    said = as_utc(episode.created_at)
+    valid_from = as_utc(p.valid_from) if p.valid_from is not None else said
+    attribute = p.attribute
+    if not attribute and replaced:  # "sold the Golf": the attribute of what it replaces
+        attribute = replaced[0].attribute
+    return Fact(
+        uid=uid,
+        tenant=episode.tenant,
+        text=p.text,
+        confidence=p.confidence,
+        valid_from=min(valid_from, said),
+        kind=p.kind,
+        subject=p.subject,
+        attribute=attribute,
+        value=p.value,
+        learned_at=said,
+        grounding=p.grounding,
+        concepts=tuple(p.concepts),
+    )
+
+
+async def _candidates(
+    services: Services, tenant: str, p: Proposition, vec: np.ndarray
+) -> list[tuple[Fact, float]]:
+    """Current facts that may conflict with or duplicate `p`, with their cosine to it."""
+    hits = await services.vectors.search(
+        "knowledge", tenant, dense=vec.tolist(), limit=CANDIDATES, score_threshold=CANDIDATE_MIN
+    )
+    sims = {str(h.payload.get("fact_uid", "")): h.score for h in hits}
+    same: list[Fact] = []
+    if p.attribute:
+        same = await services.graph.list_facts(tenant, subject=p.subject, attribute=p.attribute)
+    elif p.replaces:
+        same = await services.graph.list_facts(tenant, subject=p.subject)
+        same = [f for f in same if mentions(f, p.replaces)]
+    facts = await services.graph.get_facts(tenant, list(sims))
+    by_uid = {f.uid: f for f in [*facts, *same] if f.superseded_by is None}
+    return [(f, sims.get(u, 0.0)) for u, f in by_uid.items()]
+
+
+async def _link(
+    services: Services,
+    episode: Episode,
+    fact: Fact,
+    p: Proposition,
+    vec: np.ndarray,
+    confirmed_by_llm: bool,
+    outcome: Outcome,
+) -> None:
+    """ABOUT edges to named subjects, LED_TO edges from what motivated a decision or plan."""
+    graph, tenant = services.graph, episode.tenant
+    names = [fact.subject] if _is_entity_name(fact.subject) else []
+    if fact.kind is FactKind.RELATIONSHIP and _is_entity_name(fact.value):
+        names.append(fact.value)
+    for name in names:
+        await graph.upsert_entity(tenant, name, EntityType.PERSON)
+        await graph.link_fact_subject(tenant, fact.uid, name)
+    if fact.kind not in (FactKind.DECISION, FactKind.PLAN, FactKind.GOAL):
+        return
+    causes = list(p.because) if confirmed_by_llm else await _motivations(services, fact, vec)
+    if not confirmed_by_llm and len(causes) < MAX_CAUSES:
+        causes += await _motivating_turns(services, episode, fact, vec, causes)
+    for cause in causes[:MAX_CAUSES]:
+        outcome.causes += await graph.link_cause(tenant, fact.uid, cause)
+
+
+def _is_entity_name(name: str) -> bool:
+    return bool(name) and name != USER_SUBJECT and "'" not in name and name[:1].isupper()
+
+
+_CUE_WORDS = frozenset(tokenize("decided decide choose chose plan planning want going stop"))
+
+
+async def _motivations(services: Services, fact: Fact, vec: np.ndarray) -> list[str]:
+    """Earlier facts of the same subject that share a content word with the decision and are
+    at least `CAUSE_MIN` similar to it, most similar first."""
+    hits: list[VectorHit] = await services.vectors.search(
+        "knowledge", fact.tenant, dense=vec.tolist(), limit=10, score_threshold=CAUSE_MIN
+    )
+    uids = [str(h.payload.get("fact_uid", "")) for h in hits]
+    sims = {u: h.score for u, h in zip(uids, hits, strict=True)}
+    words = _content_words(fact.text)
+    out = []
+    for other in await services.graph.get_facts(fact.tenant, uids):
+        if other.uid == fact.uid or normalise_text(other.subject) != normalise_text(fact.subject):
+            continue
+        if other.superseded_by is not None:  # what the decision replaced did not motivate it
+            continue
+        if as_utc(other.learned_at or other.valid_from) >= as_utc(
+            fact.learned_at or fact.valid_from
+        ):
+            continue
+        if words & set(tokenize(other.text)):
+            out.append(other.uid)
+    return sorted(out, key=lambda u: -sims.get(u, 0.0))
+
+
+async def _motivating_turns(
+    services: Services, episode: Episode, fact: Fact, vec: np.ndarray, fact_causes: list[str]
+) -> list[str]:
+    """Earlier turns of the same user that no fact captured but that share a content word with
+    the decision and are at least `CAUSE_TURN_MIN` similar to it (the episode is the cause)."""
+    hits = await services.vectors.search(
+        "derivatives", episode.tenant, dense=vec.tolist(), limit=10, score_threshold=CAUSE_TURN_MIN
+    )
+    stated = await services.graph.sources_of_facts(episode.tenant, fact_causes)
+    covered = {source for sources in stated.values() for source in sources}
+    words = _content_words(fact.text)
+    out: list[str] = []
+    for h in hits:
+        uid = str(h.payload.get("episode_uid", ""))
+        if not uid or uid == episode.uid or uid in covered or uid in out:
+            continue
+        created = h.payload.get("created_at")
+        if isinstance(created, str):
+            created = datetime.fromisoformat(created)
+        if not isinstance(created, datetime) or as_utc(created) >= as_utc(episode.created_at):
+            continue
+        if words & _content_words(str(h.payload.get("text", ""))):
+            out.append(uid)
+    return out[: MAX_CAUSES - len(fact_causes)]
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in tokenize(text) if len(w) > 3} - _CUE_WORDS - set(tokenize("user"))
+
+
+def _point(fact: Fact, dense: list[float], episode_uid: str) -> VectorPoint:
+    """A fact's point; `episode_uid` is its first source (the vector index requires one)."""
+    text = vector_text(fact)
+    return VectorPoint(
+        id=point_id(fact.tenant, fact.uid),
+        dense=dense,
+        sparse=encode_document(text),
+        payload={
+            "tenant": fact.tenant,
+            "episode_uid": episode_uid,
+            "text": fact.text,
+            "fact_uid": fact.uid,
+            "kind": fact.kind.value,
+            "subject": fact.subject,
+            "created_at": as_utc(fact.learned_at or fact.valid_from).isoformat(),
+            "archived": False,
+        },
+    )
+
+
+async def index_facts(
+    services: Services, tenant: str, facts: Sequence[Fact], *, exclude: Collection[str] = ()
+) -> int:
+    """(Re-)embed and upsert facts into the `knowledge` collection (e.g. after `mneme reindex`);
+    a point names the fact's first source not in `exclude` (an episode being forgotten)."""
+    if not facts:
+        return 0
+    vectors = await services.embedder.embed_documents([vector_text(f) for f in facts])
+    sources = await services.graph.sources_of_facts(tenant, [f.uid for f in facts])
+    points = [
+        _point(
+            fact,
+            vec.tolist(),
+            ([s for s in sources.get(fact.uid, []) if s not in exclude] or [fact.uid])[0],
+        )
+        for fact, vec in zip(facts, vectors, strict=True)
+    ]
+    await services.vectors.upsert("knowledge", points)
+    return len(points)

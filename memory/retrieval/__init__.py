@@ -1,0 +1,1 @@
+"""Retrieval: one `retrieve` driven by a recipe, its fusion, boosts, facts surface and candidates."""

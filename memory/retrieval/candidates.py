@@ -1,0 +1,79 @@
+"""What retrieval returns: one `Candidate` per episode or fact found, best first.
+
+Data only (shared by `memory.retrieval.retrieve` and `memory.retrieval.facts`); no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from memory.schema import Episode
+
+Source = Literal["search", "neighbour", "entity", "cause"]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One episode brought back by retrieval. Higher `score` is better."""
+
+    episode_uid: str
+    score: float
+    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
+    credibility terms."""
+    similarity: float | None
+    """Best dense cosine similarity of any of the episode's points (None: not measured)."""
+    created_at: datetime
+    thread_id: str
+    content: str
+    """The episode as stored (user and agent text)."""
+    fragments: list[str] = field(default_factory=list)
+    """Matched exact derivative texts, best first (context derivatives are not shown)."""
+    questions: list[str] = field(default_factory=list)
+    """Prospective questions that matched, best first."""
+    source: Source = "search"
+    neighbour_of: str | None = None
+    offset: int = 0
+    """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
+    signals: dict[str, float] = field(default_factory=dict)
+    relevance: float = 0.0
+    """Fused dense + sparse + proximity + time score before the final ranking."""
+    proximity: float = 0.0
+    """Graph proximity from the query's entities, in [0, 1]."""
+    in_window: bool = False
+    """Created inside a time window the question names."""
+    salience: float = 0.5
+    kind: Literal["episode", "fact"] = "episode"
+    uid: str = ""
+    """The result's own uid: the episode's, or the fact's."""
+    sources: list[str] = field(default_factory=list)
+    """The episodes it comes from: the episode itself, or the episodes that state the fact."""
+    sides: dict[str, float] = field(default_factory=dict)
+    """For an episode with both sides (user and agent text): each side's own score. The side
+    that answers (the agent's when the question asks what it said and its reply matched, else
+    the user's) scores `score`; the other is context and scores `score` x
+    `Recipe.reply_weight`, so it follows the answering sides of the next candidates. A fact's
+    are those of its source turns when one of them holds a reply: the user's side stated it
+    and answers, the reply is context (both at `score` when the question asks what the agent
+    said)."""
+    fact: dict[str, Any] | None = None
+    """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
+    found (`via`)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly copy (datetimes as ISO strings)."""
+        out = asdict(self)
+        out["created_at"] = self.created_at.isoformat()
+        return out
+
+
+def two_sided(episode: Episode) -> bool:
+    """Whether the episode holds a message and the reply to it (both texts non-blank)."""
+    return bool(episode.user_text.strip() and episode.agent_text.strip())
+
+
+def user_answers(score: float, reply_weight: float) -> dict[str, float]:
+    """`Candidate.sides` of a two-sided turn whose user's side answers: the reply is context."""
+    return {"user": score, "agent": score * reply_weight}

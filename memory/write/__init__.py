@@ -1,0 +1,1 @@
+"""The write path: durable episodes, the outbox, quarantine, derivatives, thread compression, session summaries, reindex."""

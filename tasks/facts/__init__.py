@@ -1,0 +1,1 @@
+"""The offline fact heuristic: first-person statements of a turn as typed propositions (patterns, builders, lexicon, text)."""

@@ -1,0 +1,267 @@
+"""The offline answer to a question: one sentence from the best relevant memory, said to the user
+in the second person with when it was said ("On 20 October you told me that you work as a marine
+biologist at the Oceanographic Institute in Brest."), or a plain "I don't remember" when no
+memory bears on the question.
+
+Relevance without a model: a memory answers when its best point is close in meaning to the
+question (dense cosine >= `RELEVANT_COSINE`) or it holds at least a third of the question's
+content words. Pure functions: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from memory.retrieval.ranking import coverage
+from memory.schema import as_utc
+from memory.text.ordering import in_time_order
+from memory.text.sparse import token_set
+from memory.write.contextual import speaker_label
+from tasks.content import is_question, without_recall_echo
+
+RELEVANT_COSINE = 0.3
+"""A memory this close in meaning to the question bears on it (a starting point chosen by hand,
+not fitted to a benchmark)."""
+
+RELEVANT_COVERAGE = 0.34
+"""Or: a memory holding this share of the question's content words bears on it."""
+
+ANSWER_CHARS = 300
+"""The quoted sentence is cut to this many characters."""
+
+NOTHING = "I don't remember you telling me anything about that yet."
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Co|Inc|Ltd|Mt|Ave|Rd|vs|etc|e\.g|i\.e|approx|No)|\b[A-Z])\.$"
+)
+_OPENER = re.compile(
+    r"^(?:(?:also|and|so|but|well|oh|actually|anyway|btw|by the way|plus|then|okay|ok)\b,?\s+"
+    r"|[^:\s]+(?:\s[^:\s]+){0,2}:\s+)",
+    re.IGNORECASE,
+)
+_ASKS_AGENT = re.compile(
+    r"\b(?:did|have|had|would|were) you\b|\byou (?:said|told|suggested|recommended|mentioned|"
+    r"gave|wrote|listed|explained|described)\b",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (not split after "Dr." or an initial)."""
+    out: list[str] = []
+    for piece in _SENTENCE.split(text.strip()):
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        elif piece.strip():
+            out.append(piece.strip())
+    return out
+
+
+def _tidy(sentence: str) -> str:
+    """A sentence without its conversational opener ("Also, ", "Big news: ")."""
+    for _ in range(2):
+        stripped = _OPENER.sub("", sentence, count=1)
+        if stripped == sentence or len(stripped) < 8:
+            break
+        sentence = stripped
+    return sentence
+
+
+# One pass over the words, so "I" -> "you" and "you" -> "I" do not undo each other.
+_SWAP = {
+    "i": "you",
+    "i'm": "you're",
+    "i've": "you've",
+    "i'd": "you'd",
+    "i'll": "you'll",
+    "me": "you",
+    "my": "your",
+    "mine": "yours",
+    "myself": "yourself",
+    "we": "you",
+    "we're": "you're",
+    "we've": "you've",
+    "our": "your",
+    "ours": "yours",
+    "us": "you",
+    "ourselves": "yourselves",
+    "am": "are",
+    "you": "me",
+    "your": "my",
+    "yours": "mine",
+}
+_SUBJECT_BEFORE = frozenset(
+    "can could do did does will would should shall may might must are were have had if that "
+    "what when where why how because and but so while though whether".split()
+)
+_WORD = re.compile(r"\b(?:I'm|I've|I'd|I'll|we're|we've|[A-Za-z]+)\b")
+_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
+_I_WAS = re.compile(r"\b(I|we) was\b", re.IGNORECASE)
+
+
+def second_person(text: str) -> str:
+    """What the user said of themselves, said back to them ("my sister" -> "your sister")."""
+    text = _I_WAS.sub(lambda m: f"{m.group(1)} were", text)
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group()
+        low = word.lower()
+        if low == "you":  # the subject ("can you", "what you think") or the object ("told you")
+            before = re.findall(r"[A-Za-z']+|[.!?;:]", text[: m.start()])[-1:]
+            subject = not before or before[0].lower() in _SUBJECT_BEFORE or before[0] in ".!?;:"
+            out = "I" if subject else "me"
+            return out if out == "I" or not word[:1].isupper() else "Me"
+        if low == "us" and word == "US":
+            return word  # the country
+        if low not in _SWAP or (low == "i" and word != "I"):
+            return word
+        out = _SWAP[low]
+        # "I", "I'm" are capitals wherever they stand; other words only at a sentence start
+        capital = word[:1].isupper() and not low.startswith("i")
+        return out[:1].upper() + out[1:] if capital else out
+
+    return _WORD.sub(swap, text)
+
+
+_USER = re.compile(r"^the user (\w+)", re.IGNORECASE)
+_IRREGULAR = {"is": "are", "was": "were", "has": "have", "does": "do"}
+
+
+def _base(verb: str) -> str:
+    """A third-person singular verb in the second person ("works" -> "work")."""
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low.endswith("ies") and len(low) > 4:
+        return verb[:-3] + "y"
+    if low.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
+        return verb[:-2]
+    if low.endswith("s") and not low.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
+def fact_to_you(text: str) -> str:
+    """A fact about the user ("The user works as ...") said to them ("you work as ...")."""
+    text = re.sub(r"\bthe user's\b", "your", text, flags=re.IGNORECASE)
+    text = _USER.sub(lambda m: f"you {_base(m.group(1))}", text)
+    return re.sub(r"\bthe user\b", "you", text, flags=re.IGNORECASE)
+
+
+def when_said(then: datetime, now: datetime) -> str:
+    """'Earlier today', 'Yesterday', 'On 20 October' or 'On 20 October 2024'."""
+    then, now = as_utc(then), as_utc(now)
+    days = (now.date() - then.date()).days
+    if days <= 0:
+        return "Earlier today"
+    if days == 1:
+        return "Yesterday"
+    day = f"{then.day} {then.strftime('%B')}"
+    return f"On {day}" if then.year == now.year else f"On {day} {then.year}"
+
+
+def relevant(memory: dict[str, Any], question: str, *, share: float = RELEVANT_COVERAGE) -> bool:
+    """True when the memory bears on the question (see the module docstring); `share` is the
+    part of the question's content words it must hold without a close dense match."""
+    similarity = memory.get("similarity")
+    if similarity is not None and float(similarity) >= RELEVANT_COSINE:
+        return True
+    words = {w for w in token_set(question) if len(w) > 1}  # not the "s" of "what's"
+    text = " ".join([str(memory.get("content", "")), *map(str, memory.get("fragments") or [])])
+    found = coverage(words, text) if words else 0.0
+    return found >= share if share > 0 else found > 0
+
+
+def best_sentence(text: str, question: str) -> str:
+    """The sentence of `text` that holds most of the question's words (the first on a tie),
+    without its conversational opener."""
+    found = [s for s in sentences(text) if not is_question(s)] or sentences(text)
+    if not found:
+        return ""
+    words = set(token_set(question))
+    # most of the question's words; then a statement over a greeting or a name ("Hi! I'm Sam.")
+    best = _tidy(
+        max(found, key=lambda s: (coverage(words, s), len(s.split()) >= 4, -found.index(s)))
+    )
+    return best if len(best) <= ANSWER_CHARS else best[: ANSWER_CHARS - 1].rstrip() + "…"
+
+
+def _sentence_end(text: str) -> str:
+    text = text.strip().rstrip(",;:")
+    if text.endswith('"') and text[-2:-1] in (".", "!", "?", "…"):
+        return text
+    return text if text[-1:] in ".!?…" else f"{text}."
+
+
+def answer(memory: dict[str, Any], question: str, now: datetime) -> str:
+    """One sentence from `memory` that answers `question`, with when it was said."""
+    created = datetime.fromisoformat(str(memory["created_at"]))
+    if memory.get("kind") == "fact":
+        fact = memory.get("fact") or {}
+        since = fact.get("learned_at") or fact.get("valid_from")
+        when = when_said(datetime.fromisoformat(str(since)) if since else created, now)
+        text = fact_to_you(str(memory.get("content", "")))
+        if not fact.get("current", True) and fact.get("valid_to"):
+            until = when_said(datetime.fromisoformat(str(fact["valid_to"])), now).lower()
+            return _sentence_end(
+                f"{when} you told me that {text.rstrip('.')}; that changed {until}"
+            )
+        return _sentence_end(f"{when} you told me that {text}")
+    when = when_said(created, now)
+    content = str(memory.get("content", ""))
+    user_part, _, agent_part = content.partition("\nAgent:")
+    user_part = user_part.removeprefix("User:").strip()
+    agent_part = without_recall_echo(agent_part.strip())
+    speaker, body = speaker_label(user_part)
+    if agent_part and (_ASKS_AGENT.search(question) or _asks(memory) or not body.strip()):
+        # what the agent said is the answer: the user asks what it said, or said nothing
+        return _sentence_end(f'{when} I told you: "{best_sentence(agent_part, question)}"')
+    said = best_sentence(body, question)
+    if not said:
+        return NOTHING
+    if speaker:
+        return _sentence_end(f'{when} {speaker} said: "{said}"')
+    if _FIRST.search(said):
+        said = second_person(said)
+        return _sentence_end(f"{when} you told me that {said[:1].lower()}{said[1:]}")
+    return _sentence_end(f'{when} you told me: "{said}"')
+
+
+CONSIDERED = 3
+"""How many of the best statements may give the answer (lower ones are not trusted offline)."""
+
+
+def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
+    """The answer from the best relevant memory that states something, else `NOTHING`."""
+    statements = [m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=True)]
+    for memory in statements[:CONSIDERED]:
+        if relevant(memory, question):
+            return answer(memory, question, now)
+    return NOTHING
+
+
+def _asks(memory: dict[str, Any], strict: bool = False) -> bool:
+    """True when the memory's user side only asks something; `strict`: and the agent's side
+    holds nothing either (such a memory answers nothing)."""
+    content = str(memory.get("content", ""))
+    user_part, _, agent_part = content.partition("\nAgent:")
+    agent_part = without_recall_echo(agent_part.strip())
+    asks = is_question(user_part.removeprefix("User:").strip())
+    return asks and (len(agent_part) < 40 if strict else True)
+
+
+def offline_answer_in_order(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
+    """For "what happened first / in what order": the relevant ones of the best statements,
+    oldest first, each with when it was said; `NOTHING` when none bears on the question."""
+    statements = [m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=True)]
+    # a question about several events holds each one's words only in part: one word will do
+    chosen = [m for m in statements[:CONSIDERED] if relevant(m, question, share=0.0)]
+    if not chosen:
+        return NOTHING
+    chosen = [chosen[i] for i in in_time_order(chosen)]
+    if len(chosen) == 1:
+        return answer(chosen[0], question, now)
+    return "In the order it happened: " + " ".join(answer(m, question, now) for m in chosen)
