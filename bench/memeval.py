@@ -1,12 +1,12 @@
 """The memeval format (docs/memeval.md): reading a file and turning its turns into
 episodes, shared by `mneme eval retrieval` and `mneme ingest`.
 
-How a turn becomes an episode (docs/decisions.md): a turn between two people (`role` null) is
-one episode whose user text is `Speaker: text`; a `user` turn and the `assistant` turn that
-answers it form one episode, as in the agent. Turns of a session are `TURN_SPACING` apart from
-the session's date; a session without a date goes `SESSION_GAP` after the previous one, and a
-session dated before the previous one starts just after it, so the time order stays the
-conversation order. Turn ids are opaque and never stored.
+How a turn becomes an episode (docs/adr/0016-eval-turns-to-episodes.md): a turn between two
+people (`role` null) is one episode whose user text is `Speaker: text`; a `user` turn and the
+`assistant` turn that answers it form one episode, as in the agent. Turns of a session are
+`TURN_SPACING` apart from the session's date; a session without a date goes `SESSION_GAP` after
+the previous one, and a session dated before the previous one starts just after it, so the time
+order stays the conversation order. Turn ids are opaque and never stored.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Both start from the packaged safetensors weights and tokenise with `tokenizers` exactly as the
 embedder does (memory.embeddings.onnx_encoder's length grouping included). ONNX Runtime is the one mneme
-uses (docs/decisions.md, "The local embedder runs on ONNX Runtime without torch"); the numpy
+uses (docs/adr/0026-embedder-without-torch.md); the numpy
 forward pass lives only here, to keep the comparison reproducible. One thread each: BLAS and
 ONNX Runtime are limited before numpy is imported. Prints single-query latency p50, throughput
 on a batch of 64 mixed-length texts, and the largest cosine gap from the torch reference vectors.

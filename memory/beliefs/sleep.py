@@ -1,5 +1,5 @@
 """Deep sleep for beliefs: decay the unsupported, reassess those that lost evidence, and keep
-a journal of every change (docs/design.md section 6; docs/decisions.md "Sleep, part 2").
+a journal of every change (docs/design.md section 6; docs/adr/0091-beliefs-at-deep-sleep.md).
 
 Run by the deep level of `memory.sleep.consolidation`, after forgetting, at the run's (possibly
 simulated) time:

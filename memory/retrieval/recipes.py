@@ -45,7 +45,7 @@ class Recipe:
     """The prospective-question searches fetch this share of the points a derivative search
     fetches: a paraphrase of a turn adds to what its exact chunks found, and half as many cost
     nothing measurable on either benchmark (LoCoMo R@10 0.797 either way) and a sixth of a
-    retrieval's CPU (docs/decisions.md, "Fewer, leaner reads per retrieval")."""
+    retrieval's CPU (docs/adr/0113-prospective-share.md)."""
     fusion: Literal["score", "rrf"] = "score"
     """How the dense and sparse lists combine (`memory.retrieval.fusion`): `score` = weighted sum of the
     calibrated scores (cosine similarity as it is, BM25 divided by the best); `rrf` =
@@ -73,8 +73,8 @@ class Recipe:
     paired_smoothing: float = 0.15
     """`smoothing` for an episode that holds a message and the reply to it (a user turn and the
     assistant's answer): the answer is already inside it, so its neighbours lend it less.
-    0.35 and 0.15, measured on both development benchmarks (docs/decisions.md, "Smoothing by
-    the shape of a turn")."""
+    0.35 and 0.15, measured on both development benchmarks
+    (docs/adr/0111-smoothing-by-turn-shape.md)."""
     # ---- session summaries (`memory.write.sessions`)
     summaries: bool = True
     """Search the session summaries too: a summary that matches brings in its session's best
@@ -86,7 +86,7 @@ class Recipe:
     summary_weight: float = 0.25
     """Weight of the summaries' list in the fusion: a turn scores the summary's match (relative
     to the best summary) / (1 + its rank within the session). 0.25: measured against 0.1 and
-    0.5 (docs/decisions.md, session summaries)."""
+    0.5 (docs/adr/0100-summaries-in-retrieval.md)."""
     # ---- time
     time_boost: float = 0.15
     """An episode inside a time window named by the question scores (1 + this) x its
@@ -131,8 +131,7 @@ class Recipe:
     `brevity_words`)), words being the distinct content words of what it says (without a
     speaker label): at the same rank, a turn of under 8 content words is a third as likely to
     hold the answer as one of 24 or more on LoCoMo. A turn with both sides is not scaled: the
-    reply's length says nothing of what the user told (docs/decisions.md, "Turns that say
-    little")."""
+    reply's length says nothing of what the user told (docs/adr/0125-brevity-discount.md)."""
     brevity_words: int = 48
     """Content words from which a turn takes no `brevity_discount`."""
     reply_only_as_context: bool = True
@@ -140,7 +139,7 @@ class Recipe:
     user's side matched) ranks both sides at `reply_weight` x its score, unless the question
     asks what the assistant said: the user's words matched nothing, so that side is no answer,
     and the reply answers a question about the user only through what the user told it
-    (docs/decisions.md, "A turn found through its reply alone")."""
+    (docs/adr/0115-reply-only-match-as-context.md)."""
     # ---- facts (knowledge propositions; `memory.retrieval.facts`)
     facts: bool = True
     """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
@@ -181,11 +180,12 @@ class Recipe:
     """Added x the coverage (share of the question's content words a candidate's text holds),
     to turns and facts alike. 0.25: measured against 0.15, 0.2 and 0.35 on both development
     benchmarks, and against weighting each word by its rarity among the candidates
-    (docs/decisions.md, "The coverage rerank's weight")."""
+    (docs/adr/0110-coverage-rerank-weight.md)."""
     salience_weight: float = 0.0
     """Final score = relevance (scaled to [0, 1] by the best) + the weighted salience, recency
     and credibility terms. docs/design.md's context weights (0.3 salience, 0.2 recency) are the recipe
-    `CONTEXT`; on question answering they cost recall (see docs/decisions.md)."""
+    `CONTEXT`; on question answering they cost recall
+    (docs/adr/0017-ranking-departs-from-design-weights.md)."""
     recency_weight: float = 0.0
     recency_days: float = 30.0
     """Recency = 1 / (1 + age_days / recency_days)."""

@@ -1,5 +1,5 @@
-"""Concepts and narrative loops: the daily sleep level's clustering (docs/decisions.md, "Daily
-sleep: concepts, loops, diary").
+"""Concepts and narrative loops: the daily sleep level's clustering
+(docs/adr/0084-what-a-concept-is.md, 0085 and 0086).
 
 A **concept** is a group of turns, said on at least `MIN_DAYS` distinct UTC days, that share a
 topic or a name and mean nearly the same thing, with the current facts those turns state. It is

@@ -12,7 +12,7 @@ Recording writes it fresh (t = 0: each co-retrieval strengthens the link); the m
 and deletes a link whose weight fell under `PRUNE_WEIGHT`. A link of weight >= `STRONG_LINK`
 counts as one of an episode's connections (`episode_connections`), so it feeds salience and
 cornerstones. Retrieval does not expand along links: that would need a measurement showing it
-finds more evidence, which was not made (docs/decisions.md).
+finds more evidence, which was not made (docs/adr/0090-co-retrieval-links.md).
 """
 
 from __future__ import annotations

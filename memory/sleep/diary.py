@@ -1,5 +1,5 @@
 """The diary: one short first-person entry per UTC day with conversation, written at the daily
-sleep level (docs/decisions.md, "Daily sleep: concepts, loops, diary").
+sleep level (docs/adr/0087-diary.md).
 
 Offline the entry is templated from the day itself, nothing invented: how many turns, the
 day's most frequent topics and names, the concepts that came back that day (with their

@@ -33,13 +33,14 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCT = 128
 """Candidates kept while building the graph."""
 HNSW_EF = 128
-"""Candidates kept while searching it (recall@10 vs exact search: docs/decisions.md)."""
+"""Candidates kept while searching it (recall@10 vs exact search:
+docs/experiments/vector-engines.md)."""
 SEARCH_THREADS = 1
 """Threads of each shard's search pool. The engine's default is one per CPU for every shard,
 woken to read a shard's segments in parallel for each of a retrieval's seven searches; with
 one, a search reads the segments in turn, and a retrieval cost 19 ms of CPU instead of 26 at
-10k derivatives and 31-40 instead of 42-43 at 100k on 2 CPUs (docs/decisions.md, "Fewer,
-leaner reads per retrieval")."""
+10k derivatives and 31-40 instead of 42-43 at 100k on 2 CPUs
+(docs/experiments/retrieval-latency.md)."""
 FULL_SCAN_KB = 10_000
 """Below this many KB of vectors matching a filter (~6,600 points of 384 floats) the engine
 scores every candidate exactly instead of walking the graph; one person's memory stays exact."""

@@ -210,7 +210,7 @@ class VectorIndex(ABC):
         order (and cuts them at 2 × limit) before fusing, so where a leg holds ties (equal BM25
         scores: same-length texts matching the same terms, common for short texts) fused ranks
         and scores differ by backend; on real sentences 71% of hybrid top-10s were identical
-        (docs/decisions.md); dense-only and sparse-only top-10s were identical there.
+        (docs/experiments/vector-engines.md); dense-only and sparse-only top-10s were identical there.
         `score_threshold` is a floor on dense cosine similarity when `dense` is given (applied
         before fusion or rescoring; sparse-side candidates are not held to it), else on the BM25
         score; a score equal to the floor, to float noise, may be kept or dropped.

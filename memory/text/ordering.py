@@ -4,7 +4,7 @@ The answer needs the events in time order with their dates. `is_ordering` recogn
 question and `in_time_order` sorts what was recalled oldest first; the reply prompt then shows
 the memories chronologically, each with its date (`nodes.respond`). Retrieval itself is the
 usual one: a search pass per event the question names was tried and lowered the evidence found
-(docs/decisions.md).
+(docs/adr/0098-ordering-questions.md).
 """
 
 from __future__ import annotations

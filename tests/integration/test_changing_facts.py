@@ -4,7 +4,8 @@ the stale one, and first.
 
 `changing_facts.json` is the conversation the heuristic was developed on; the three held-out
 ones were written later, one after another, in other voices (their first-run scores, before
-any fix, are in docs/decisions.md). Each question lists its `stale` turns beside its `evidence`.
+any fix, are in docs/experiments/knowledge-facts.md). Each question lists its `stale` turns
+beside its `evidence`.
 """
 
 from __future__ import annotations

@@ -117,7 +117,8 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
 
     # A broad question: the cat's session through its summary. Its turns gain on the turns of
     # other sessions (at the default weight, 0.25, chosen on the development benchmarks:
-    # docs/decisions.md); without the summaries the third one lags further behind.
+    # docs/adr/0100-summaries-in-retrieval.md); without the summaries the third one lags
+    # further behind.
     question = "Tell me about my pet."
     cat_turns = {uid_of(5, i) for i in range(3)}
     plain = await retrieve(

@@ -1,8 +1,9 @@
 """The offline fact heuristic on sentences written apart from every fixture conversation.
 
 `HELD_OUT` was written after the heuristic and its fixtures, and is not used to tune it: the
-test states the share it must read right (the measured share is in docs/decisions.md). The
-other tests pin the behaviours the rest of the knowledge stage relies on.
+test states the share it must read right (the measured share is in
+docs/experiments/knowledge-facts.md). The other tests pin the behaviours the rest of the
+knowledge stage relies on.
 """
 
 from __future__ import annotations

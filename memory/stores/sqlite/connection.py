@@ -158,7 +158,7 @@ class SqliteConnection:
                 conn.execute("PRAGMA synchronous = FULL")
                 # A page cache of up to 64 MB (the default is 2 MB): a retrieval's reads touch
                 # pages all over the file, and re-reading them through the OS cost ~1 ms of a
-                # ~17 ms retrieval at 10k derivatives (docs/decisions.md, "Fewer, leaner reads").
+                # ~17 ms retrieval at 10k derivatives (docs/adr/0112-fewer-leaner-reads.md).
                 conn.execute(f"PRAGMA cache_size = -{CACHE_KB}")
             except BaseException:
                 conn.close()

@@ -1,6 +1,7 @@
 """Entities, MENTIONS and RELATED_TO edges on SQLite: their tables, indexes and SQL.
 
-The k-hop traversal is a recursive CTE: under 15 ms to 3 hops on 5,000 entities (docs/decisions).
+The k-hop traversal is a recursive CTE: under 15 ms to 3 hops on 5,000 entities
+(docs/experiments/storage-backends.md).
 """
 
 from __future__ import annotations
