@@ -223,7 +223,9 @@ def recall(
         raise typer.BadParameter(str(exc)) from None
     found = run(lambda: run_recall(query, user, recipe, limit=n))
     episodes = [c for c in found if c["kind"] == "episode"]
-    keep = {c["uid"] for c in episodes[: n + 2 * chosen.neighbours * chosen.neighbour_seeds]}
+    keep = {
+        c["uid"] for c in episodes[: n + 2 * chosen.time.neighbours * chosen.time.neighbour_seeds]
+    }
     shown = [c for c in found if c["kind"] != "episode" or c["uid"] in keep]
     if as_json:
         typer.echo(json.dumps(recall_json(query, shown), ensure_ascii=False, indent=1))

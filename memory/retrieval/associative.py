@@ -83,7 +83,6 @@ async def associate(
     hops: int = 1,
     limit: int = 400,
     pointer_max: int = 12,
-    total_episodes: int | None = None,
 ) -> Association:
     """Entities named in `query` and the proximity of the episodes they reach (≤ `hops`)."""
     known = await graph.entities_named(tenant, name_candidates(query))
@@ -94,7 +93,7 @@ async def associate(
     reached = await asyncio.gather(
         *(graph.episodes_near_entities(tenant, [name], hops, limit) for name in names)
     )
-    total = total_episodes or max((len(hits) for hits in reached), default=1)
+    total = max((len(hits) for hits in reached), default=1)
     out = Association(entities=names)
     weights: list[float] = []
     for hits in reached:

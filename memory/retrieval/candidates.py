@@ -54,7 +54,7 @@ class Candidate:
     """For an episode with both sides (user and agent text): each side's own score. The side
     that answers (the agent's when the question asks what it said and its reply matched, else
     the user's) scores `score`; the other is context and scores `score` x
-    `Recipe.reply_weight`, so it follows the answering sides of the next candidates. A fact's
+    `Turns.reply_weight`, so it follows the answering sides of the next candidates. A fact's
     are those of its source turns when one of them holds a reply: the user's side stated it
     and answers, the reply is context (both at `score` when the question asks what the agent
     said)."""

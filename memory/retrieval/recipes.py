@@ -1,28 +1,63 @@
 """Retrieval recipes: named, declarative search strategies for `memory.retrieval.retrieve.retrieve`.
 
-A recipe is data, so an experiment is a config change: copy one with `dataclasses.replace` (or
-`ablate`) and pass it in. The router picks the recipe by name (docs/design.md section 5) and may override
-its result count, temporal expansion and credibility weights per turn. Every part of the pipeline
-can be switched off here; `PARTS` names them for `mneme eval retrieval --ablate`.
+A recipe is data, so an experiment is a config change: it reads as the steps of a retrieval,
+each a small frozen config (graphiti's search recipes read as methods + reranker):
+
+    search     what each pass asks the vector index for (collections, dense/sparse, budgets)
+    summaries  the session summaries searched beside the turns, and their list in the fusion
+    fusion     how the lists of a pass become one relevance (`memory.retrieval.fusion`)
+    graph      what the graph adds: the entities the query names, the thread's neighbours
+    time       the time window the question names, and the turns around the best ones
+    turns      the shape of a turn: its speaker, its sides, what it asks, how much it says
+    facts      the knowledge propositions ranked beside the turns (`memory.retrieval.facts`)
+    rerank     the non-LLM rerank: the share of the question's words a candidate holds
+    priors     salience, recency and the salience floor
+
+Copy one with `dataclasses.replace` (or `ablate`) and pass it in. The router picks the recipe by
+name (docs/design.md section 5) and may override its result count and temporal expansion per
+turn (`with_overrides`). Every part of the pipeline can be switched off; `PARTS` names them for
+`mneme eval retrieval --ablate`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
 
 from memory.schema import VectorKind
 
 DEFAULT_N_RESULTS = 7
 """Memories a reply gets when neither the router nor the run's context says (docs/design.md: 7)."""
 
+__all__ = [
+    "AGGREGATION",
+    "DEFAULT_N_RESULTS",
+    "CONTEXT",
+    "PARTS",
+    "RECIPES",
+    "SIMPLE",
+    "TEMPORAL",
+    "Facts",
+    "Fusion",
+    "Graph",
+    "Priors",
+    "Recipe",
+    "Rerank",
+    "Search",
+    "Summaries",
+    "Time",
+    "Turns",
+    "ablate",
+    "changed",
+    "get_recipe",
+    "with_overrides",
+]
+
 
 @dataclass(frozen=True, slots=True)
-class Recipe:
-    """How one retrieval runs. Scores: higher is better everywhere."""
+class Search:
+    """What each pass sends to the vector index (`memory.retrieval.requests`)."""
 
-    name: str
-    # ---- vector search
     kinds: tuple[VectorKind, ...] = ("derivatives", "prospective")
     """Vector collections searched; every hit points back at its episode."""
     dense: bool = True
@@ -31,10 +66,8 @@ class Recipe:
     """Search the sparse (BM25-like lexical) vectors."""
     contextual: bool = True
     """Score the context derivatives (turn + the turns before it); off: exact chunks only."""
-    n_results: int = DEFAULT_N_RESULTS
-    """Memories the reply gets after rerank (the router may override it; 1-20)."""
     max_candidates: int = 30
-    """Candidates `retrieve` returns, best first (the rerank reads at most 50)."""
+    """Episodes `retrieve` returns, best first (the LLM rerank reads at most 50)."""
     overfetch: float = 2.0
     """Each underlying search asks for points enough for `overfetch * max_candidates` episodes."""
     fragments_per_episode: float = 2.0
@@ -46,10 +79,41 @@ class Recipe:
     fetches: a paraphrase of a turn adds to what its exact chunks found, and half as many cost
     nothing measurable on either benchmark (LoCoMo R@10 0.797 either way) and a sixth of a
     retrieval's CPU (docs/adr/0113-prospective-share.md)."""
-    fusion: Literal["score", "rrf"] = "score"
-    """How the dense and sparse lists combine (`memory.retrieval.fusion`): `score` = weighted sum of the
-    calibrated scores (cosine similarity as it is, BM25 divided by the best); `rrf` =
-    reciprocal-rank fusion."""
+    similarity_floor: float | None = 0.15
+    """Dense hits below this cosine similarity are dropped (None: none are): a guard against
+    unrelated memories (unrelated texts score about 0-0.1 with MiniLM), not a ranking cut; 0.3
+    dropped every dense hit of some LongMemEval questions, whose evidence scores 0.2-0.3."""
+    max_passes: int = 1
+    """Most query passes (sub-queries) one retrieval runs; an episode found by several takes the
+    relevance of the pass that found it best, and the coverage rerank reads the sub-query it
+    covers best."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summaries:
+    """The session summaries (`memory.write.sessions`), searched in the same pass: a summary
+    that matches brings in its session's best turns for the question (ranked by the same dense
+    + sparse search, within the session), a list of its own in the fusion."""
+
+    on: bool = True
+    """Search the session summaries."""
+    hits: int = 3
+    """Summaries expanded per pass (the best matches)."""
+    turns: int = 3
+    """Turns each expanded summary brings in, best first."""
+    weight: float = 0.25
+    """Weight of the summaries' list in the fusion: a turn scores the summary's match (relative
+    to the best summary) / (1 + its rank within the session). 0.25: measured against 0.1 and
+    0.5 (docs/adr/0100-summaries-in-retrieval.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """How the dense and sparse lists of a pass combine (`memory.retrieval.fusion`)."""
+
+    method: Literal["score", "rrf"] = "score"
+    """`score` = weighted sum of the calibrated scores (cosine similarity as it is, BM25
+    divided by the best); `rrf` = reciprocal-rank fusion."""
     rrf_k: int = 60
     """Reciprocal-rank-fusion constant: score = sum of w / (k + rank) over the ranked lists."""
     dense_weight: float = 1.0
@@ -62,10 +126,21 @@ class Recipe:
     words no lexical hit holds is matched on stray words, and meaning decides (0: fixed)."""
     lexical_hits: int = 3
     """Top sparse hits read for the fit of `dense_gain`."""
-    similarity_floor: float | None = 0.15
-    """Dense hits below this cosine similarity are dropped (None: none are): a guard against
-    unrelated memories (unrelated texts score about 0-0.1 with MiniLM), not a ranking cut; 0.3
-    dropped every dense hit of some LongMemEval questions, whose evidence scores 0.2-0.3."""
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """What the graph adds to a pass: the associative path (entities named in the query →
+    graph traversal → their episodes) and the thread's chain (smoothing)."""
+
+    associative: bool = True
+    """Entities named in the query → graph traversal → their episodes, fused with the vectors."""
+    entity_hops: int = 1
+    """RELATED_TO hops walked from the query's entities."""
+    pointer_max: int = 12
+    """An entity mentioned by at most this many episodes brings them in as candidates."""
+    proximity_weight: float = 0.25
+    """Weight of graph proximity in the relevance."""
     smoothing: float = 0.35
     """Add this x the better relevance of the previous and next turn of the same thread (the
     reply rides on the question that prompted it); the turns come from the graph's chain. For
@@ -75,24 +150,17 @@ class Recipe:
     assistant's answer): the answer is already inside it, so its neighbours lend it less.
     0.35 and 0.15, measured on both development benchmarks
     (docs/adr/0111-smoothing-by-turn-shape.md)."""
-    # ---- session summaries (`memory.write.sessions`)
-    summaries: bool = True
-    """Search the session summaries too: a summary that matches brings in its session's best
-    turns for the question (ranked by the same dense + sparse search, within the session)."""
-    summary_hits: int = 3
-    """Summaries expanded per pass (the best matches)."""
-    summary_turns: int = 3
-    """Turns each expanded summary brings in, best first."""
-    summary_weight: float = 0.25
-    """Weight of the summaries' list in the fusion: a turn scores the summary's match (relative
-    to the best summary) / (1 + its rank within the session). 0.25: measured against 0.1 and
-    0.5 (docs/adr/0100-summaries-in-retrieval.md)."""
-    # ---- time
-    time_boost: float = 0.15
+
+
+@dataclass(frozen=True, slots=True)
+class Time:
+    """The time window the question names, and the turns around the best ones."""
+
+    boost: float = 0.15
     """An episode inside a time window named by the question scores (1 + this) x its
-    relevance. Multiplicative, as `speaker_boost`: a turn that matches nothing else ("Take
-    care, Sam!") is not lifted by its date alone."""
-    time_filter: bool = False
+    relevance. Multiplicative, as `Turns.speaker_boost`: a turn that matches nothing else
+    ("Take care, Sam!") is not lifted by its date alone."""
+    filter: bool = False
     """Search only inside the question's time window (when it names one)."""
     neighbours: int = 0
     """Episodes before and after each seed along TEMPORAL_NEXT to add (0: none)."""
@@ -100,15 +168,13 @@ class Recipe:
     """How many top candidates get their neighbours."""
     neighbour_decay: float = 0.5
     """A neighbour scores its seed's relevance x decay / |offset|."""
-    # ---- associative path
-    associative: bool = True
-    """Entities named in the query → graph traversal → their episodes, fused with the vectors."""
-    entity_hops: int = 1
-    """RELATED_TO hops walked from the query's entities."""
-    proximity_weight: float = 0.25
-    """Weight of graph proximity in the relevance."""
-    pointer_max: int = 12
-    """An entity mentioned by at most this many episodes brings them in as candidates."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turns:
+    """How the shape of a turn weighs: who speaks, which side answers, what it asks, how much
+    it says."""
+
     speaker_boost: float = 0.15
     """A turn whose speaker the query names scores (1 + this) x its relevance: "What did Ana
     read?" favours what Ana said over what others said to her. Transcripts of people only
@@ -119,13 +185,19 @@ class Recipe:
     and the other side, context, at this x it (`Candidate.sides`): the user's side answers,
     unless the question asks what the agent said and the agent's reply matched. 1: both sides
     at the turn's score, in order."""
+    reply_only_as_context: bool = True
+    """A user + assistant turn found only through fragments of its reply (no fragment of the
+    user's side matched) ranks both sides at `reply_weight` x its score, unless the question
+    asks what the assistant said: the user's words matched nothing, so that side is no answer,
+    and the reply answers a question about the user only through what the user told it
+    (docs/adr/0115-reply-only-match-as-context.md)."""
     question_discount: float = 0.3
     """A one-sided turn (one speaker's words, no reply in it) scores x (1 - this x the share
     of its sentences that ask): a question states nothing, and its answer is the next turn,
     which smoothing lifts. "Wow, what did you paint?" matches "What did Melanie paint?" word
-    for word. A bare question to the agent is scaled by `memory.text.questions.BARE_QUESTION_FACTOR`
-    instead; a turn with both sides is never scaled (a user asks the agent by design, and tells
-    what matters while asking)."""
+    for word. A bare question to the agent is scaled by
+    `memory.text.questions.BARE_QUESTION_FACTOR` instead; a turn with both sides is never
+    scaled (a user asks the agent by design, and tells what matters while asking)."""
     brevity_discount: float = 0.2
     """A one-sided turn that says little scores x (1 - this x max(0, 1 - words /
     `brevity_words`)), words being the distinct content words of what it says (without a
@@ -134,33 +206,32 @@ class Recipe:
     reply's length says nothing of what the user told (docs/adr/0125-brevity-discount.md)."""
     brevity_words: int = 48
     """Content words from which a turn takes no `brevity_discount`."""
-    reply_only_as_context: bool = True
-    """A user + assistant turn found only through fragments of its reply (no fragment of the
-    user's side matched) ranks both sides at `reply_weight` x its score, unless the question
-    asks what the assistant said: the user's words matched nothing, so that side is no answer,
-    and the reply answers a question about the user only through what the user told it
-    (docs/adr/0115-reply-only-match-as-context.md)."""
-    # ---- facts (knowledge propositions; `memory.retrieval.facts`)
-    facts: bool = True
-    """Search the `knowledge` collection in the same pass and rank facts beside the episodes,
-    each carrying its source episodes."""
-    max_facts: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """The facts surface (`memory.retrieval.facts`): the `knowledge` collection searched in the
+    same pass, facts ranked beside the episodes, each carrying its source episodes."""
+
+    on: bool = True
+    """Search the facts and rank them beside the episodes."""
+    limit: int = 10
     """Most facts one retrieval returns (besides instructions and causes)."""
-    fact_similarity_floor: float | None = 0.3
+    similarity_floor: float | None = 0.3
     """Dense fact hits below this cosine similarity are dropped (None: none are). Facts are
     short propositions and keep the floor they were measured with; turns have their own
-    (`similarity_floor`)."""
+    (`Search.similarity_floor`)."""
     successors: bool = True
     """A superseded fact that matches lends its relevance to its current successor."""
     current_boost: float = 0.1
     """Added to a current fact that inherited its relevance from a superseded one it replaced
     (see `successors`), so that it outranks the stale fact and the turn that stated it."""
+    subject_boost: float = 0.15
+    """A fact about whom the question is about (the user for "I"/"my", or a person it names)
+    scores (1 + this) x its relevance, as `Turns.speaker_boost` does for turns."""
     other_subject_factor: float = 0.7
     """A question about the user ("where do I live?") scales the turns that matched only
     through facts about someone else ("my sister lives in Lyon") by this."""
-    subject_boost: float = 0.15
-    """A fact about whom the question is about (the user for "I"/"my", or a person it names)
-    scores (1 + this) x its relevance, as `speaker_boost` does for turns."""
     stale_factor: float = 0.5
     """Superseded facts that match, and the episodes that stated only those, are scaled by
     this, unless the question asks about the past."""
@@ -172,79 +243,107 @@ class Recipe:
     """An applicable instruction scores the best other score (at least 1) + this."""
     cause_weight: float = 0.9
     """For a "why" question, what led to a matched decision or plan scores this x its score."""
-    # ---- rerank and final score
-    rerank: bool = True
-    """Non-LLM rerank of the top `rerank_depth`: query-term coverage of each candidate's text."""
-    rerank_depth: int = 30
-    rerank_weight: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Rerank:
+    """The non-LLM rerank of the top `depth`: query-term coverage of each candidate's text."""
+
+    on: bool = True
+    """Rerank by coverage."""
+    depth: int = 30
+    """Candidates (by relevance) the rerank reads."""
+    weight: float = 0.25
     """Added x the coverage (share of the question's content words a candidate's text holds),
     to turns and facts alike. 0.25: measured against 0.15, 0.2 and 0.35 on both development
     benchmarks, and against weighting each word by its rarity among the candidates
     (docs/adr/0110-coverage-rerank-weight.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Priors:
+    """What an episode weighs apart from the question: salience and recency."""
+
     salience_weight: float = 0.0
     """Final score = relevance (scaled to [0, 1] by the best) + the weighted salience, recency
-    and credibility terms. docs/design.md's context weights (0.3 salience, 0.2 recency) are the recipe
-    `CONTEXT`; on question answering they cost recall
+    and credibility terms. docs/design.md's context weights (0.3 salience, 0.2 recency) are the
+    recipe `CONTEXT`; on question answering they cost recall
     (docs/adr/0017-ranking-departs-from-design-weights.md)."""
     recency_weight: float = 0.0
+    """Weight of recency in the final score."""
     recency_days: float = 30.0
     """Recency = 1 / (1 + age_days / recency_days)."""
     min_salience: float = 0.1
     """Episodes with a lower salience are left out."""
-    # ---- passes and budgets
-    max_passes: int = 1
-    """Most query passes (sub-queries) one retrieval runs; an episode found by several takes the
-    relevance of the pass that found it best, and the coverage rerank reads the sub-query it
-    covers best."""
 
 
-SIMPLE = Recipe(name="SIMPLE")
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """How one retrieval runs: a name and one config per step. Scores: higher is better
+    everywhere."""
+
+    name: str
+    n_results: int = DEFAULT_N_RESULTS
+    """Memories the reply gets after rerank (the router may override it; 1-20)."""
+    search: Search = Search()
+    summaries: Summaries = Summaries()
+    fusion: Fusion = Fusion()
+    graph: Graph = Graph()
+    time: Time = Time()
+    turns: Turns = Turns()
+    facts: Facts = Facts()
+    rerank: Rerank = Rerank()
+    priors: Priors = Priors()
+
+
+SIMPLE = Recipe("SIMPLE")
 """One pass, dense + sparse over derivatives and prospective questions, entities, rerank."""
 
-TEMPORAL = Recipe(name="TEMPORAL", neighbours=2, time_boost=0.25)
+TEMPORAL = Recipe("TEMPORAL", time=Time(boost=0.25, neighbours=2))
 """SIMPLE, a stronger time-window boost, and the 2 episodes before and after the best ones."""
 
-AGGREGATION = Recipe(name="AGGREGATION", n_results=10, max_passes=4)
+AGGREGATION = Recipe("AGGREGATION", n_results=10, search=Search(max_passes=4))
 """Up to 4 sub-queries, each episode at its best pass's relevance."""
 
-CONTEXT = Recipe(name="CONTEXT", salience_weight=0.3, recency_weight=0.2)
-"""docs/design.md section 5's context weights: salience and recency beside similarity and proximity."""
+CONTEXT = Recipe("CONTEXT", priors=Priors(salience_weight=0.3, recency_weight=0.2))
+"""docs/design.md section 5's context weights: salience and recency beside similarity and
+proximity."""
 
 RECIPES: dict[str, Recipe] = {r.name: r for r in (SIMPLE, TEMPORAL, AGGREGATION, CONTEXT)}
 """Recipes by name."""
 
 PARTS: dict[str, dict[str, object]] = {
-    "dense": {"dense": False},
-    "sparse": {"sparse": False},
-    "prospective": {"kinds": ("derivatives",)},
-    "contextual": {"contextual": False},
-    "fusion": {"fusion": "rrf"},
-    "time": {"time_boost": 0.0, "time_filter": False},
-    "neighbours": {"neighbours": 0},
-    "associative": {"associative": False},
-    "rerank": {"rerank": False},
-    "adaptive": {"dense_gain": 0.0},
-    "floor": {"similarity_floor": None},
-    "fragments": {"fragments_per_episode": 1.0},
-    "turns": {"reply_weight": 1.0},
-    "reply": {"reply_only_as_context": False},
-    "smoothing": {"smoothing": 0.0, "paired_smoothing": 0.0},
-    "speaker": {"speaker_boost": 0.0},
-    "questions": {"question_discount": 0.0},
-    "brevity": {"brevity_discount": 0.0},
-    "facts": {"facts": False},
-    "subject": {"subject_boost": 0.0, "other_subject_factor": 1.0},
+    "dense": {"search.dense": False},
+    "sparse": {"search.sparse": False},
+    "prospective": {"search.kinds": ("derivatives",)},
+    "contextual": {"search.contextual": False},
+    "floor": {"search.similarity_floor": None},
+    "fragments": {"search.fragments_per_episode": 1.0},
+    "summaries": {"summaries.on": False},
+    "fusion": {"fusion.method": "rrf"},
+    "adaptive": {"fusion.dense_gain": 0.0},
+    "associative": {"graph.associative": False},
+    "smoothing": {"graph.smoothing": 0.0, "graph.paired_smoothing": 0.0},
+    "time": {"time.boost": 0.0, "time.filter": False},
+    "neighbours": {"time.neighbours": 0},
+    "speaker": {"turns.speaker_boost": 0.0},
+    "turns": {"turns.reply_weight": 1.0},
+    "reply": {"turns.reply_only_as_context": False},
+    "questions": {"turns.question_discount": 0.0},
+    "brevity": {"turns.brevity_discount": 0.0},
+    "facts": {"facts.on": False},
+    "subject": {"facts.subject_boost": 0.0, "facts.other_subject_factor": 1.0},
     "supersession": {
-        "successors": False,
-        "current_boost": 0.0,
-        "stale_factor": 1.0,
-        "history_boost": 0.0,
+        "facts.successors": False,
+        "facts.current_boost": 0.0,
+        "facts.stale_factor": 1.0,
+        "facts.history_boost": 0.0,
     },
-    "instructions": {"instructions": False},
-    "causes": {"cause_weight": 0.0},
-    "summaries": {"summaries": False},
+    "instructions": {"facts.instructions": False},
+    "causes": {"facts.cause_weight": 0.0},
+    "rerank": {"rerank.on": False},
 }
-"""Parts that `ablate` can turn off, and what turning each off changes."""
+"""Parts that `ablate` can turn off, and what turning each off changes (`step.field`: value)."""
 
 
 def get_recipe(name: str) -> Recipe:
@@ -266,7 +365,25 @@ def ablate(recipe: Recipe, part: str) -> Recipe:
         changes = PARTS[part]
     except KeyError:
         raise ValueError(f"unknown part {part!r}; use one of {sorted(PARTS)}") from None
-    return replace(recipe, **changes)  # type: ignore[arg-type]
+    return changed(recipe, changes)
+
+
+def changed(recipe: Recipe, changes: dict[str, object]) -> Recipe:
+    """A copy of `recipe` with `changes` (`step.field`: value) applied; ValueError names an
+    unknown step or field."""
+    steps: dict[str, dict[str, Any]] = {}
+    for path, value in changes.items():
+        step, _, name = path.partition(".")
+        config = getattr(recipe, step, None) if step in _STEPS else None
+        if config is None or name not in {f.name for f in fields(config)}:
+            raise ValueError(f"unknown recipe setting {path!r}")
+        steps.setdefault(step, {})[name] = value
+    return replace(
+        recipe, **{step: replace(getattr(recipe, step), **kw) for step, kw in steps.items()}
+    )
+
+
+_STEPS = frozenset(f.name for f in fields(Recipe)) - {"name"}
 
 
 def with_overrides(
@@ -276,5 +393,5 @@ def with_overrides(
     if n_results is not None:
         recipe = replace(recipe, n_results=max(1, min(20, n_results)))
     if neighbours is not None:
-        recipe = replace(recipe, neighbours=max(0, neighbours))
+        recipe = replace(recipe, time=replace(recipe.time, neighbours=max(0, neighbours)))
     return recipe

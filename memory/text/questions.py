@@ -43,7 +43,7 @@ def is_bare_question(user_text: str, agent_text: str) -> bool:
 def asks_share(text: str) -> float:
     """The share of a text's sentences that ask something (end with "?"): 0 for "I painted a
     lake.", 0.5 for "Wow! What did you paint?", 1 for "Did you go?". Retrieval scales a
-    one-sided turn by it (`Recipe.question_discount`)."""
+    one-sided turn by it (`Turns.question_discount`)."""
     sentences = [s for s in _SENTENCES.split(text.strip()) if s.strip()]
     if not sentences:
         return 0.0

@@ -4,7 +4,6 @@ and processing an episode twice (or after a crash) leaving the stores as process
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 
 from graph.bookkeeping import run_episode
 from graph.errors import ServiceError
-from memory.retrieval.recipes import SIMPLE
+from memory.retrieval.recipes import SIMPLE, changed
 from memory.retrieval.retrieve import retrieve
 from memory.schema import EpisodeStatus, FactKind
 from memory.services import Services
@@ -85,7 +84,7 @@ async def test_the_moved_city_story(services: Services) -> None:
     # the user's side of the turn stated the fact and answers; the reply ("Noted.") is context
     assert now[0].sides == {
         "user": pytest.approx(now[0].score),
-        "agent": pytest.approx(now[0].score * SIMPLE.reply_weight),
+        "agent": pytest.approx(now[0].score * SIMPLE.turns.reply_weight),
     }
     # a question about what the agent said: a fact may come from its reply, both sides rank
     asked = await retrieve(
@@ -128,7 +127,7 @@ async def test_a_decision_links_to_what_motivated_it(services: Services) -> None
     turn = next(c for c in found if c.uid == uids[0])
     assert turn.sides == {
         "user": pytest.approx(turn.score),
-        "agent": pytest.approx(turn.score * SIMPLE.reply_weight),
+        "agent": pytest.approx(turn.score * SIMPLE.turns.reply_weight),
     }
 
 
@@ -213,7 +212,7 @@ async def test_processing_twice_or_after_a_crash_is_processing_once(
 
 async def test_a_turn_a_cause_lifts_has_its_sides_lifted_alike(services: Services) -> None:
     from memory.retrieval.candidates import Candidate
-    from memory.retrieval.facts import _with_cause_turns
+    from memory.retrieval.fact_candidates import _with_cause_turns
 
     found = Candidate(
         episode_uid="e1",
@@ -239,7 +238,11 @@ async def test_passes_rank_facts_and_turns_on_one_scale(services: Services) -> N
     await tell(services, "pia", STORY)
     one = await retrieve(services, "pia", "Where do I work?", SIMPLE, LATER)
     two = await retrieve(
-        services, "pia", ["Where do I work?", "qxv zzorp"], replace(SIMPLE, max_passes=2), LATER
+        services,
+        "pia",
+        ["Where do I work?", "qxv zzorp"],
+        changed(SIMPLE, {"search.max_passes": 2}),
+        LATER,
     )
     assert {c.kind for c in one[:5]} == {"episode", "fact"}
     found = {c.uid for c in one}

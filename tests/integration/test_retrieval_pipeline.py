@@ -3,7 +3,6 @@ path, temporal neighbours, the local-mode snapshot, ablations and the `now` cuto
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,8 +10,9 @@ import pytest
 
 from graph.bookkeeping import run_episode
 from memory.embeddings.embedders import Embedder
-from memory.retrieval.recipes import PARTS, SIMPLE, TEMPORAL, Recipe, ablate
-from memory.retrieval.retrieve import content_words, retrieve
+from memory.retrieval.boosts import content_words
+from memory.retrieval.recipes import PARTS, SIMPLE, TEMPORAL, Recipe, ablate, changed
+from memory.retrieval.retrieve import retrieve
 from memory.services import Services
 from memory.write.episodes import remember
 from tests.conftest import make_settings
@@ -79,7 +79,7 @@ async def test_time_window_boost_prefers_the_named_month(services: Services) -> 
     assert on_rel[uids[4]] / on_rel[uids[5]] > off_rel[uids[4]] / off_rel[uids[5]]
     # by a factor, not a constant: a turn is not lifted by its date alone
     lift = (on_rel[uids[4]] / on_rel[uids[5]]) / (off_rel[uids[4]] / off_rel[uids[5]])
-    assert lift == pytest.approx(1.0 + recipe.time_boost)
+    assert lift == pytest.approx(1.0 + recipe.time.boost)
 
 
 async def test_entities_in_the_query_bring_their_episodes(services: Services) -> None:
@@ -104,7 +104,7 @@ async def test_a_named_speaker_favours_their_own_turns(services: Services) -> No
 
 async def test_temporal_recipe_adds_neighbours(services: Services) -> None:
     uids = await _load(services)
-    recipe = replace(TEMPORAL, max_candidates=1)
+    recipe = changed(TEMPORAL, {"search.max_candidates": 1})
     found = await retrieve(services, "t", "Lisbon half marathon training", recipe, LATER)
     assert found[0].episode_uid == uids[2]
     neighbours = {c.episode_uid: c for c in found if c.source == "neighbour"}
@@ -209,7 +209,7 @@ async def tell(services: Services, tenant: str, texts: list[str]) -> list[str]:
 
 async def test_a_turn_that_asks_weighs_less_than_one_that_tells(services: Services) -> None:
     """Between people, a question's words match a later question as well as the answer's do;
-    the sentences that ask state nothing (`Recipe.question_discount`)."""
+    the sentences that ask state nothing (`Turns.question_discount`)."""
     asked, told, _ = await tell(
         services,
         "a",
@@ -224,7 +224,7 @@ async def test_a_turn_that_asks_weighs_less_than_one_that_tells(services: Servic
     flat = await retrieve(services, "a", question, ablate(SIMPLE, "questions"), LATER)
     score = {c.episode_uid: c.score for c in found}
     before = {c.episode_uid: c.score for c in flat}
-    assert score[asked] == pytest.approx(before[asked] * (1 - SIMPLE.question_discount / 2))
+    assert score[asked] == pytest.approx(before[asked] * (1 - SIMPLE.turns.question_discount / 2))
     assert score[told] == pytest.approx(before[told])  # it asks nothing
     assert found[0].episode_uid == told
 
@@ -243,7 +243,7 @@ async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
     services: Services,
 ) -> None:
     """At the same match, the turn with more to say is likelier to hold the answer
-    (`Recipe.brevity_discount`); from `brevity_words` content words on, a turn pays nothing,
+    (`Turns.brevity_discount`); from `brevity_words` content words on, a turn pays nothing,
     and a turn with both sides pays nothing."""
     uids = await tell(
         services,
@@ -273,14 +273,15 @@ async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
     words = {e.uid: content_words(e) for e in await services.graph.get_episodes("b", uids)}
     assert words[short] == 2  # "pottery", "ye": the label is no word of the turn
     assert score[short] == pytest.approx(
-        before[short] * (1 - SIMPLE.brevity_discount * (1 - 2 / SIMPLE.brevity_words))
+        before[short] * (1 - SIMPLE.turns.brevity_discount * (1 - 2 / SIMPLE.turns.brevity_words))
     )
-    assert words[long] < SIMPLE.brevity_words
+    assert words[long] < SIMPLE.turns.brevity_words
     assert score[long] == pytest.approx(
-        before[long] * (1 - SIMPLE.brevity_discount * (1 - words[long] / SIMPLE.brevity_words))
+        before[long]
+        * (1 - SIMPLE.turns.brevity_discount * (1 - words[long] / SIMPLE.turns.brevity_words))
     )
     assert score[short] / before[short] < score[long] / before[long]
-    assert words[longest] >= SIMPLE.brevity_words
+    assert words[longest] >= SIMPLE.turns.brevity_words
     assert score[longest] == pytest.approx(before[longest])
     assert score[chat.uid] == pytest.approx(before[chat.uid])
 
@@ -316,7 +317,7 @@ async def test_smoothing_follows_the_shape_of_a_turn(services: Services) -> None
         uids[f"o{i}"] = done.uid
 
     async def relevance(smoothing: float, paired: float) -> dict[str, float]:
-        recipe = replace(SIMPLE, smoothing=smoothing, paired_smoothing=paired)
+        recipe = changed(SIMPLE, {"graph.smoothing": smoothing, "graph.paired_smoothing": paired})
         found = await retrieve(services, "t", "balcony tomatoes", recipe, LATER)
         by_uid = {c.episode_uid: c.relevance for c in found if c.kind == "episode"}
         return {name: by_uid[uid] for name, uid in uids.items()}
@@ -362,10 +363,10 @@ async def test_a_turn_found_through_its_reply_alone_ranks_both_sides_as_context(
     on, off = await sides(SIMPLE), await sides(ablate(SIMPLE, "reply"))
     score, side = on[only_reply.uid]
     assert side == {
-        "user": pytest.approx(score * SIMPLE.reply_weight),
-        "agent": pytest.approx(score * SIMPLE.reply_weight),
+        "user": pytest.approx(score * SIMPLE.turns.reply_weight),
+        "agent": pytest.approx(score * SIMPLE.turns.reply_weight),
     }
     assert off[only_reply.uid][1]["user"] == pytest.approx(off[only_reply.uid][0])
     score, side = on[both.uid]  # the user's words matched: the user's side answers
     assert side["user"] == pytest.approx(score)
-    assert side["agent"] == pytest.approx(score * SIMPLE.reply_weight)
+    assert side["agent"] == pytest.approx(score * SIMPLE.turns.reply_weight)

@@ -1,0 +1,140 @@
+"""The final assembly: the episodes ranked by the passes become candidates, best first, and
+the temporal expansion adds the turns around the best ones.
+
+An episode's candidate carries its final score (`boosts.episode_score`: relevance scaled by the
+best, the speaker lift, the coverage rerank, the priors and credibility), the score of each side
+of a user + assistant turn (`boosts.sides`), both scaled by the turn-shape discounts
+(`boosts.shape_factors`), and its provenance: the fragments and prospective questions that
+matched, the score parts, the time window it falls in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from memory.retrieval.accumulate import Found
+from memory.retrieval.boosts import episode_score, shape_factors, sides, signals_of
+from memory.retrieval.candidates import Candidate, two_sided, user_answers
+from memory.retrieval.question import Question
+from memory.retrieval.recipes import Recipe
+from memory.schema import Episode, as_utc
+
+if TYPE_CHECKING:
+    from memory.services import Services
+
+__all__ = ["candidate", "episode_candidates", "neighbours", "rerank_depth", "shown"]
+
+
+def rerank_depth(recipe: Recipe) -> int:
+    """How many episodes (best relevance first) become candidates before the final cut."""
+    return max(recipe.search.max_candidates, recipe.rerank.depth if recipe.rerank.on else 0)
+
+
+def shown(episode: Episode | None, question: Question, recipe: Recipe) -> bool:
+    """Whether a ranked episode may be returned: read from the graph (vectors without a graph
+    node are `mneme doctor`'s to report), not archived, not created after the question, and
+    salient enough."""
+    if episode is None or episode.archived or as_utc(episode.created_at) > question.cutoff:
+        return False
+    return episode.salience >= recipe.priors.min_salience
+
+
+def episode_candidates(
+    episodes: Sequence[tuple[Episode, Found, float, float]], question: Question, recipe: Recipe
+) -> list[Candidate]:
+    """The candidates of `episodes` (each with what the passes found of it, its relevance
+    scaled by the best, and its graph proximity): the best `max_candidates`, best first, ties
+    by uid."""
+    out = [candidate(e, found, rel, prox, question, recipe) for e, found, rel, prox in episodes]
+    out.sort(key=lambda c: (-c.score, c.episode_uid))
+    return out[: recipe.search.max_candidates]
+
+
+def candidate(
+    episode: Episode,
+    found: Found,
+    relevance: float,
+    proximity: float,
+    question: Question,
+    recipe: Recipe,
+) -> Candidate:
+    """One episode as a candidate: its score and sides, scaled by the shape of the turn."""
+    created = as_utc(episode.created_at)
+    paired = two_sided(episode)
+    score = episode_score(episode, relevance, question, recipe)
+    scores = sides(score, found.roles, question.about_agent, recipe.turns) if paired else {}
+    for factor in shape_factors(episode, paired, recipe.turns):
+        score *= factor
+        scores = {side: value * factor for side, value in scores.items()}
+    return Candidate(
+        episode_uid=episode.uid,
+        score=score,
+        similarity=found.dense,
+        created_at=created,
+        thread_id=episode.thread_id,
+        content=episode.content,
+        fragments=_best_first(found.fragments),
+        questions=_best_first(found.questions),
+        source="search" if found.payload else "entity",
+        signals=signals_of(episode),
+        relevance=relevance,
+        proximity=proximity,
+        in_window=any(w.contains(created) for w in question.windows),
+        salience=episode.salience,
+        sides=scores,
+        uid=episode.uid,
+        sources=[episode.uid],
+    )
+
+
+def _best_first(scores: Mapping[str, float]) -> list[str]:
+    return [t for t, _ in sorted(scores.items(), key=lambda kv: -kv[1])]
+
+
+async def neighbours(
+    services: Services, tenant: str, seeds: list[Candidate], recipe: Recipe, question: Question
+) -> list[Candidate]:
+    """The ±`Time.neighbours` episodes around the best `Time.neighbour_seeds` seeds that are
+    not candidates yet, scored below their seed (its score x decay / |offset|)."""
+    time = recipe.time
+    present = {c.episode_uid for c in seeds}
+    top = seeds[: time.neighbour_seeds]
+    found = await services.graph.neighbours_of(
+        tenant, [c.episode_uid for c in top], time.neighbours
+    )
+    out: list[Candidate] = []
+    for seed in top:
+        for n in found.get(seed.episode_uid, []):
+            episode: Episode = n.episode
+            if (
+                episode.uid in present
+                or episode.archived
+                or as_utc(episode.created_at) > question.cutoff
+            ):
+                continue
+            present.add(episode.uid)
+            out.append(_neighbour(episode, seed, n.offset, recipe))
+    return out
+
+
+def _neighbour(episode: Episode, seed: Candidate, offset: int, recipe: Recipe) -> Candidate:
+    decay = recipe.time.neighbour_decay
+    score = seed.score * decay / abs(offset)
+    return Candidate(
+        episode_uid=episode.uid,
+        score=score,
+        similarity=None,
+        created_at=as_utc(episode.created_at),
+        thread_id=episode.thread_id,
+        content=episode.content,
+        source="neighbour",
+        neighbour_of=seed.episode_uid,
+        offset=offset,
+        signals=episode.ess.signals() if episode.ess else {},
+        relevance=seed.relevance * decay / abs(offset),
+        salience=episode.salience,
+        sides=user_answers(score, recipe.turns.reply_weight) if two_sided(episode) else {},
+        uid=episode.uid,
+        sources=[episode.uid],
+    )
