@@ -90,21 +90,24 @@ def ranked_turns(found: Ranked, ingested: Ingested, minimum: int = MIN_RANKED) -
 
 def choose_recipe(
     question: str, recipe_name: str, part: str | None, route: dict[str, Any] | None = None
-) -> tuple[Recipe, list[str], dict[str, float]]:
-    """Recipe, queries and credibility weights for a question, planned as the agent plans them
-    (`nodes.retrieve.plan`) from `route` (default: the offline router's decision); a fixed
-    recipe name replaces the router's choice, `part` turns one part off."""
+) -> tuple[Recipe, list[str], dict[str, float], int]:
+    """Recipe, queries, credibility weights and result count (`nodes.route.result_count`) for
+    a question, planned as the agent plans them (`nodes.retrieve.plan`) from `route` (default:
+    the offline router's decision); a fixed recipe name replaces the router's choice (and its
+    count by that kind's), `part` turns one part off."""
     from nodes.retrieve import plan
-    from nodes.route import heuristic_route  # the agent's offline router
+    from nodes.route import heuristic_route, result_count  # the agent's offline router
 
     if route is None:
         route = heuristic_route(question).model_dump()
     recipe, queries, weights = plan(route, question)
+    count = result_count(route)
     if recipe_name.lower() != "auto":
         recipe, queries = get_recipe(recipe_name), [question]
+        count = result_count({"kind": recipe_name.upper()})
     if part:
         recipe = ablate(recipe, part)
-    return recipe, queries, weights
+    return recipe, queries, weights, count
 
 
 async def llm_route(services: Services, question: str, usage: Any) -> dict[str, Any]:
@@ -326,7 +329,9 @@ async def _run_eval(
                         now = parse_date(q.get("date")) or last
                         question = str(q["question"])
                         route = await llm_route(services, question, usage) if llm else None
-                        recipe, queries, weights = choose_recipe(question, recipe_name, part, route)
+                        recipe, queries, weights, count = choose_recipe(
+                            question, recipe_name, part, route
+                        )
                         start = time.perf_counter()
                         found = await retrieve(
                             services, tenant, queries, recipe, now, signal_weights=weights
@@ -342,9 +347,7 @@ async def _run_eval(
                             uids = await llm_rerank(services, question, found, route, usage)
                             ranked_in = by_rank(uids, found)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node
-                            await services.graph.record_access(
-                                tenant, uids[: recipe.n_results], now
-                            )
+                            await services.graph.record_access(tenant, uids[:count], now)
                         ranked = ranked_turns(ranked_in, ingested)
                         rows.append({"id": q["id"], "ranked": ranked})
                         category = str(q.get("category") or "uncategorised")

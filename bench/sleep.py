@@ -42,7 +42,7 @@ from memory.settings import Settings, load_settings
 from memory.sleep.consolidation import Level, consolidate
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
-from nodes.route import heuristic_assessment
+from nodes.route import DEFAULT_N_RESULTS, heuristic_assessment
 
 START = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
 """Day 0 of the simulated year (a Monday)."""
@@ -313,7 +313,7 @@ async def _ask(services: Services, tenant: str, question: str, now: datetime) ->
     found = await retrieve(services, tenant, question, SIMPLE, now)
     uids = [s for c in found for s in c.sources]
     if uids:
-        await services.graph.record_access(tenant, uids[: SIMPLE.n_results], now)
+        await services.graph.record_access(tenant, uids[:DEFAULT_N_RESULTS], now)
     return uids
 
 

@@ -15,12 +15,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from memory.retrieval.recipes import DEFAULT_N_RESULTS
 from memory.schema import utcnow
 from memory.services import get_services
 from memory.services.chat import ChatModels
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
+from nodes.route import result_count
 from nodes.state import AgentState
 from tasks.content import bounded, is_question, prompt_text
 from tasks.llm import structured
@@ -138,7 +138,7 @@ async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     """Order the candidates by relevance and keep the router's `n_results`."""
     ctx = context_of(runtime.context)
     route = state.get("route") or {}
-    n = int(route.get("n_results") or DEFAULT_N_RESULTS)
+    n = result_count(route)
     candidates = list(state.get("candidates") or [])[:MAX_CANDIDATES]
     usage = Usage()
     services = await get_services()

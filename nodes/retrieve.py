@@ -61,7 +61,6 @@ def plan(route: dict[str, Any], text: str) -> tuple[Recipe, list[str], dict[str,
     kind = str(route.get("kind", "SIMPLE"))
     recipe = with_overrides(
         get_recipe("SIMPLE" if kind == "NONE" else kind),
-        n_results=route.get("n_results"),
         neighbours=2 if route.get("temporal_expansion") else 0,
     )
     return recipe, queries_for(route, text), pass_weights(route)

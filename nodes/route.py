@@ -11,13 +11,13 @@ reads the user's message once for the nodes after it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator
 
-from memory.retrieval.recipes import get_recipe
 from memory.services import ChatModels, Tier, get_services
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
@@ -30,6 +30,12 @@ from tasks.llm import structured
 
 RouteKind = Literal["NONE", "SIMPLE", "TEMPORAL", "AGGREGATION", "BELIEF_QUERY"]
 MAX_WEIGHT = 0.3
+
+DEFAULT_N_RESULTS = 7
+"""Memories a reply gets when neither the run's context nor the router says (docs/design.md:
+7), but for the kinds in `N_RESULTS_OF_KIND`."""
+N_RESULTS_OF_KIND: dict[str, int] = {"AGGREGATION": 10}
+"""A kind's own default: an answer that combines many memories gets more of them."""
 
 
 class SignalWeights(BaseModel):
@@ -187,8 +193,18 @@ def apply_context(decision: RouteDecision, ctx: Context) -> RouteDecision:
     if ctx.n_results is not None:
         update["n_results"] = ctx.n_results
     elif decision.n_results is None:
-        update["n_results"] = get_recipe("SIMPLE" if kind == "NONE" else kind).n_results
+        update["n_results"] = result_count({"kind": kind})
     return decision.model_copy(update=update) if update else decision
+
+
+def result_count(route: Mapping[str, Any]) -> int:
+    """How many memories the reply gets: the route's `n_results` (the run context's choice,
+    else the router's; `apply_context` resolves it once), else its kind's default. The one
+    home of the count: the rerank trims to it and the eval marks that many accessed."""
+    count = route.get("n_results")
+    if count:
+        return int(count)
+    return N_RESULTS_OF_KIND.get(str(route.get("kind") or "SIMPLE"), DEFAULT_N_RESULTS)
 
 
 async def assess_turn(

@@ -37,7 +37,7 @@ from memory.beliefs.sleep import journal as belief_journal
 from memory.knowledge.facts import index_facts
 from memory.knowledge.goals import release_episode as release_goals
 from memory.knowledge.rules import point_id
-from memory.retrieval.recipes import get_recipe
+from memory.retrieval.recipes import get_recipe, sized
 from memory.retrieval.retrieve import retrieve
 from memory.schema import (
     ESS,
@@ -91,6 +91,7 @@ DEFAULT_THREAD = "api"
 EXPORT_FORMAT: Literal["mneme-export"] = "mneme-export"
 EXPORT_VERSION: Literal[1] = 1
 MAX_SEARCH_K = 100
+"""The most results one `Memory.search` returns (REST `k`, MCP `recall`, the store's search)."""
 Kind = Literal["episode", "fact"]
 
 
@@ -638,7 +639,8 @@ class Memory:
         kinds: Sequence[Kind] = ("episode", "fact"),
     ) -> list[SearchHit]:
         """The user's memories that best answer `query` (mneme's retrieval, no LLM), best
-        first: at most `k` of the given kinds. Read-only (it does not count as an access)."""
+        first: `k` of the given kinds (1 to `MAX_SEARCH_K`), fewer when fewer match.
+        Read-only (it does not count as an access)."""
         _check_user(user)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
@@ -647,7 +649,8 @@ class Memory:
         unknown = set(kinds) - {"episode", "fact"}
         if unknown or not kinds:
             raise InvalidInput("kinds must name 'episode' and/or 'fact'")
-        found = await retrieve(self.services, user, query, get_recipe("SIMPLE"), utcnow())
+        recipe = sized(get_recipe("SIMPLE"), k)  # k of each kind, where the recipe returns fewer
+        found = await retrieve(self.services, user, query, recipe, utcnow())
         hits = [
             SearchHit(
                 uid=c.uid or c.episode_uid,

@@ -44,6 +44,7 @@ from memory.schema import GoalStatus
 from memory.services import get_services
 from memory.stores.base import StoreUnavailable
 from serve.api import (
+    MAX_SEARCH_K,
     AddResult,
     BeliefView,
     ConceptView,
@@ -147,7 +148,7 @@ async def add_memories(
 async def search_memories(
     request: Request,
     q: Annotated[str, Query(min_length=1, max_length=4096, description="What to look for.")],
-    k: Annotated[int, Query(ge=1, le=100)] = 10,
+    k: Annotated[int, Query(ge=1, le=MAX_SEARCH_K)] = 10,
     kinds: Annotated[list[Literal["episode", "fact"]] | None, Query()] = None,
     user: UserParam = None,
 ) -> SearchResponse:

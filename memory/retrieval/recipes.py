@@ -13,10 +13,12 @@ each a small frozen config (graphiti's search recipes read as methods + reranker
     rerank     the non-LLM rerank: the share of the question's words a candidate holds
     priors     salience, recency and the salience floor
 
-Copy one with `dataclasses.replace` (or `ablate`) and pass it in. The router picks the recipe by
-name (docs/design.md section 5) and may override its result count and temporal expansion per
-turn (`with_overrides`). Every part of the pipeline can be switched off; `PARTS` names them for
-`mneme eval retrieval --ablate`.
+Copy one with `changed`, `dataclasses.replace` or `ablate` and pass it in. The router picks the
+recipe by name (docs/design.md section 5) and may turn the temporal expansion on per turn
+(`with_overrides`). Every part of the pipeline can be switched off; `PARTS` names them for
+`mneme eval retrieval --ablate`. How many memories a reply gets is not the recipe's: it is the
+route's (`nodes.route.result_count`); retrieval returns `Search.max_candidates` episodes for the
+rerank to order, and `sized` widens that for a search asked for more (`Memory.search(k)`).
 """
 
 from __future__ import annotations
@@ -26,12 +28,8 @@ from typing import Any, Literal
 
 from memory.schema import VectorKind
 
-DEFAULT_N_RESULTS = 7
-"""Memories a reply gets when neither the router nor the run's context says (docs/design.md: 7)."""
-
 __all__ = [
     "AGGREGATION",
-    "DEFAULT_N_RESULTS",
     "CONTEXT",
     "PARTS",
     "RECIPES",
@@ -50,6 +48,7 @@ __all__ = [
     "ablate",
     "changed",
     "get_recipe",
+    "sized",
     "with_overrides",
 ]
 
@@ -283,8 +282,6 @@ class Recipe:
     everywhere."""
 
     name: str
-    n_results: int = DEFAULT_N_RESULTS
-    """Memories the reply gets after rerank (the router may override it; 1-20)."""
     search: Search = Search()
     summaries: Summaries = Summaries()
     fusion: Fusion = Fusion()
@@ -302,7 +299,7 @@ SIMPLE = Recipe("SIMPLE")
 TEMPORAL = Recipe("TEMPORAL", time=Time(boost=0.25, neighbours=2))
 """SIMPLE, a stronger time-window boost, and the 2 episodes before and after the best ones."""
 
-AGGREGATION = Recipe("AGGREGATION", n_results=10, search=Search(max_passes=4))
+AGGREGATION = Recipe("AGGREGATION", search=Search(max_passes=4))
 """Up to 4 sub-queries, each episode at its best pass's relevance."""
 
 CONTEXT = Recipe("CONTEXT", priors=Priors(salience_weight=0.3, recency_weight=0.2))
@@ -386,12 +383,22 @@ def changed(recipe: Recipe, changes: dict[str, object]) -> Recipe:
 _STEPS = frozenset(f.name for f in fields(Recipe)) - {"name"}
 
 
-def with_overrides(
-    recipe: Recipe, *, n_results: int | None = None, neighbours: int | None = None
-) -> Recipe:
-    """A copy of `recipe` with the router's per-turn choices applied."""
-    if n_results is not None:
-        recipe = replace(recipe, n_results=max(1, min(20, n_results)))
+def with_overrides(recipe: Recipe, *, neighbours: int | None = None) -> Recipe:
+    """A copy of `recipe` with the router's per-turn choices applied (the temporal expansion:
+    `neighbours` turns before and after the best ones)."""
     if neighbours is not None:
         recipe = replace(recipe, time=replace(recipe.time, neighbours=max(0, neighbours)))
     return recipe
+
+
+def sized(recipe: Recipe, k: int) -> Recipe:
+    """A copy of `recipe` that returns `k` episodes and `k` facts (when the memory holds that
+    many matches) where it returns fewer: for a search asked for `k` results of any kind."""
+    search, facts = recipe.search, recipe.facts
+    if k <= search.max_candidates and k <= facts.limit:
+        return recipe
+    return replace(
+        recipe,
+        search=replace(search, max_candidates=max(k, search.max_candidates)),
+        facts=replace(facts, limit=max(k, facts.limit)),
+    )

@@ -17,7 +17,7 @@ from memory.sleep.consolidation import Level, consolidate
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from nodes.route import assess_turn
-from serve.api import InvalidInput, Memory, NotFound
+from serve.api import MAX_SEARCH_K, InvalidInput, Memory, NotFound
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
 STORY = [
@@ -122,6 +122,29 @@ async def test_add_search_get_history_and_facts(services: Services) -> None:
     with pytest.raises(NotFound):
         await mem.history("bob", porto.uid)
     assert await mem.search("bob", "Where do I live now?") == []
+
+
+PLANTS = ("tomatoes", "basil", "roses", "tulips", "carrots", "mint", "leeks", "beans", "peas")
+
+
+async def test_search_returns_the_k_asked_for(services: Services) -> None:
+    """`k` is honoured up to `MAX_SEARCH_K`, past the recipe's own candidate count (30)."""
+    mem = Memory(services)
+    told = [
+        {"role": "user", "content": f"In the garden I planted {PLANTS[i % 9]} in bed {i}."}
+        for i in range(45)
+    ]
+    await mem.add("gus", told, when=T0, thread="garden")
+    await mem.flush()
+    question = "What did I plant in the garden?"
+    for k in (5, 10, 40):
+        hits = await mem.search("gus", question, k=k, kinds=["episode"])
+        assert len(hits) == k, k
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len(await mem.search("gus", question)) == 10  # the default
+    assert len(await mem.search("gus", question, k=MAX_SEARCH_K, kinds=["episode"])) == 45
+    with pytest.raises(InvalidInput, match="k must"):
+        await mem.search("gus", question, k=MAX_SEARCH_K + 1)
 
 
 async def test_messages_with_ids_are_idempotent_and_bad_input_names_the_field(

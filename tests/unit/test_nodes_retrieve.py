@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memory.retrieval.recipes import SIMPLE, TEMPORAL, get_recipe, with_overrides
+from memory.retrieval.recipes import SIMPLE, TEMPORAL, get_recipe
 from memory.retrieval.retrieve import retrieve as search
 from memory.schema import Belief, utcnow
 from nodes.retrieve import queries_for, retrieve
@@ -60,8 +60,7 @@ async def test_temporal_recipe_adds_neighbours(agent_services, offline) -> None:
     uids = []
     for i, text in enumerate(turns):
         uids += await seed(agent_services, "alice", [text], at=start + timedelta(minutes=i))
-    recipe = with_overrides(TEMPORAL, n_results=1)
-    found = await search(agent_services, "alice", "grilled sardines for dinner", recipe, utcnow())
+    found = await search(agent_services, "alice", "grilled sardines for dinner", TEMPORAL, utcnow())
     assert found[0].episode_uid == uids[2] and found[0].source == "search"
     neighbours = {c.episode_uid: c for c in found if c.source == "neighbour"}
     # The next turn may also be found by search (its context derivative quotes the previous

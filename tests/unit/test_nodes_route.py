@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from nodes.route import RouteDecision, heuristic_route, route
+from nodes.route import DEFAULT_N_RESULTS, RouteDecision, heuristic_route, result_count, route
 from tests.unit.fake_chat import assessment, runtime
 
 DECISION = {
@@ -63,7 +63,7 @@ async def test_garbage_twice_falls_back_to_keywords_and_cues(fake_chat) -> None:
 async def test_offline_routes_by_keywords(offline) -> None:
     out = await route({"messages": [HumanMessage("What is my dog's name?")]}, runtime())
     assert out["route"]["kind"] == "SIMPLE" and out["usage"]["llm_calls"] == 0
-    assert out["route"]["n_results"] == 7  # the recipe's default, resolved once
+    assert out["route"]["n_results"] == 7  # the kind's default, resolved once
     assert out["ess"]["reasoning_type"] == "no_argument"
 
 
@@ -112,3 +112,10 @@ async def test_mixed_content_parts_keep_the_text(offline) -> None:
     out = await route({"messages": [HumanMessage(content=parts)]}, runtime())
     assert out["turn"]["text"] == "What is my dog's name?"
     assert out["turn"]["dropped_parts"] == ["file"] and out["route"]["kind"] == "SIMPLE"
+
+
+def test_the_result_count_is_the_routes_else_its_kinds() -> None:
+    assert result_count({"kind": "TEMPORAL", "n_results": 3}) == 3
+    assert result_count({"kind": "AGGREGATION", "n_results": None}) == 10
+    assert result_count({"kind": "SIMPLE"}) == result_count({}) == DEFAULT_N_RESULTS == 7
+    assert result_count(heuristic_route("hi").model_dump()) == 1
