@@ -1,7 +1,7 @@
 """The facts surface of retrieval: knowledge hits ranked beside the episodes, conflict-aware.
 
-`memory.retrieval.retrieve` searches the `knowledge` collection in the same pass as the derivatives
-(dense, and sparse over `fact_terms` of the query) and hands the hits here (`FactHits`).
+Each pass searches the `knowledge` collection beside the derivatives (`memory.retrieval.requests`:
+dense, and sparse over `fact_terms` of the query) and keeps the hits here (`FactHits`).
 `gather_facts` and `FactPool.rank` then, against the graph (the source of truth for what is
 current):
 

@@ -67,11 +67,11 @@ async def run_pass(
     )
     try:
         probe = await _probe(services, query, recipe, when)
+        found = await _search(services, tenant, recipe, probe)
     except BaseException:
         if association is not None:
             association.cancel()
         raise
-    found = await _search(services, tenant, recipe, probe)
     assoc = await association if association is not None else Association()
     acc = accumulate(recipe, found, assoc.pointers)
     relevance = fused(acc, query, recipe)
