@@ -11,6 +11,7 @@ matched, the score parts, the time window it falls in.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory.retrieval.accumulate import Found
@@ -23,7 +24,7 @@ from memory.schema import Episode, as_utc
 if TYPE_CHECKING:
     from memory.services import Services
 
-__all__ = ["candidate", "episode_candidates", "neighbours", "rerank_depth", "shown"]
+__all__ = ["Ranked", "candidate", "episode_candidates", "neighbours", "rerank_depth", "shown"]
 
 
 def rerank_depth(recipe: Recipe) -> int:
@@ -40,26 +41,32 @@ def shown(episode: Episode | None, question: Question, recipe: Recipe) -> bool:
     return episode.salience >= recipe.priors.min_salience
 
 
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """An episode the passes ranked, read from the graph."""
+
+    episode: Episode
+    found: Found
+    """What the passes found of it."""
+    relevance: float
+    """Its relevance scaled by the best (1 for the best)."""
+    proximity: float = 0.0
+    """Its graph proximity to the query's entities."""
+
+
 def episode_candidates(
-    episodes: Sequence[tuple[Episode, Found, float, float]], question: Question, recipe: Recipe
+    ranked: Sequence[Ranked], question: Question, recipe: Recipe
 ) -> list[Candidate]:
-    """The candidates of `episodes` (each with what the passes found of it, its relevance
-    scaled by the best, and its graph proximity): the best `max_candidates`, best first, ties
-    by uid."""
-    out = [candidate(e, found, rel, prox, question, recipe) for e, found, rel, prox in episodes]
+    """The candidates of the `ranked` episodes: the best `max_candidates`, best first, ties by
+    uid."""
+    out = [candidate(r, question, recipe) for r in ranked]
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     return out[: recipe.search.max_candidates]
 
 
-def candidate(
-    episode: Episode,
-    found: Found,
-    relevance: float,
-    proximity: float,
-    question: Question,
-    recipe: Recipe,
-) -> Candidate:
+def candidate(ranked: Ranked, question: Question, recipe: Recipe) -> Candidate:
     """One episode as a candidate: its score and sides, scaled by the shape of the turn."""
+    episode, found, relevance = ranked.episode, ranked.found, ranked.relevance
     created = as_utc(episode.created_at)
     paired = two_sided(episode)
     score = episode_score(episode, relevance, question, recipe)
@@ -79,7 +86,7 @@ def candidate(
         source="search" if found.payload else "entity",
         signals=signals_of(episode),
         relevance=relevance,
-        proximity=proximity,
+        proximity=ranked.proximity,
         in_window=any(w.contains(created) for w in question.windows),
         salience=episode.salience,
         sides=scores,

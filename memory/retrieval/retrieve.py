@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.retrieval.assemble import episode_candidates, neighbours, rerank_depth, shown
+from memory.retrieval.assemble import Ranked, episode_candidates, neighbours, rerank_depth, shown
 from memory.retrieval.candidates import Candidate
 from memory.retrieval.fact_candidates import fact_candidates
 from memory.retrieval.facts import FactPool, applicable_instructions, gather_facts
@@ -123,10 +123,9 @@ async def _episodes(
     best = max((found.relevance[u] for u in order), default=1.0) or 1.0
     matched = found.found(order)
     read = {e.uid: e for e in await services.graph.get_episodes(tenant, order)}
-    ranked = []
-    for uid in order:
-        episode = read.get(uid)
-        if episode is not None and shown(episode, question, recipe):
-            relevance = found.relevance[uid] / best
-            ranked.append((episode, matched[uid], relevance, found.proximity.get(uid, 0.0)))
+    ranked = [
+        Ranked(episode, matched[uid], found.relevance[uid] / best, found.proximity.get(uid, 0.0))
+        for uid in order
+        if (episode := read.get(uid)) is not None and shown(episode, question, recipe)
+    ]
     return episode_candidates(ranked, question, recipe), best

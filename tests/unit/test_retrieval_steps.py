@@ -9,11 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.retrieval.accumulate import Found, accumulate, merged
-from memory.retrieval.assemble import candidate, episode_candidates, rerank_depth, shown
+from memory.retrieval.assemble import Ranked, candidate, episode_candidates, rerank_depth, shown
 from memory.retrieval.associative import Association
 from memory.retrieval.boosts import (
     content_words,
     created_of,
+    credibility_bonus,
     episode_score,
     shape_factors,
     sides,
@@ -295,6 +296,17 @@ def test_an_episode_score_adds_speaker_coverage_priors_and_credibility() -> None
     assert episode_score(ana, 0.5, asked, context) == pytest.approx(0.5 + 0.3 * ana.salience)
 
 
+def test_credibility_adds_the_weighted_signals_with_weights_clamped() -> None:
+    signals = {"specificity": 1.0, "grounding": 0.5, "rigor": 0.0}
+    assert credibility_bonus(signals, None) == 0.0
+    weights = {"specificity": 0.9, "grounding": 0.2, "rigor": 0.3, "objectivity": -1.0}
+    assert credibility_bonus(signals, weights) == pytest.approx(0.3 * 1.0 + 0.2 * 0.5)
+    told = episode("e", "I sleep eight hours.")
+    plain = ablate(SIMPLE, "rerank")
+    asked = question("How long do I sleep?", weights={"specificity": 0.2})
+    assert episode_score(told, 0.5, asked, plain) == 0.5  # no ESS: zero signals
+
+
 def test_the_answering_side_leads_and_a_reply_only_match_is_context() -> None:
     turns = SIMPLE.turns
     assert sides(1.0, {"user"}, False, turns) == {"user": 1.0, "agent": 0.5}
@@ -350,22 +362,28 @@ def test_a_candidate_carries_its_score_sides_and_provenance() -> None:
     )
     turn = episode("p", "Ana: What did you paint?", "A lake at dawn.")
     asked = question("What did Ana paint in June?")
-    made = candidate(turn, acc.episodes["p"], 0.8, 0.1, asked, SIMPLE)
+    made = candidate(Ranked(turn, acc.episodes["p"], 0.8, 0.1), asked, SIMPLE)
     score = episode_score(turn, 0.8, asked, SIMPLE)
     assert made.score == score and made.sides == {"user": score, "agent": score * 0.5}
     assert made.fragments == ["Ana: What did you paint?", "d"]
     assert made.questions == ["What did Ana paint?"]
     assert made.similarity == 0.6 and made.proximity == 0.1 and made.relevance == 0.8
     assert made.in_window and made.source == "search"
-    bare = episode("b", "What did I paint?", "")
-    scaled = candidate(bare, acc.episodes["p"], 0.8, 0.0, asked, SIMPLE)
-    assert scaled.sides == {}
+    # a bare question to the agent, answered only with "I don't remember": both sides scaled
+    bare = episode("b", "What did I paint?", "I don't remember you telling me that.")
+    scaled = candidate(Ranked(bare, acc.episodes["p"], 0.8), asked, SIMPLE)
+    raw = episode_score(bare, 0.8, asked, SIMPLE)
+    assert scaled.score == raw * BARE_QUESTION_FACTOR
+    assert scaled.sides == {
+        "user": raw * BARE_QUESTION_FACTOR,
+        "agent": raw * 0.5 * BARE_QUESTION_FACTOR,
+    }
 
 
 def test_the_assembly_keeps_the_best_and_only_what_may_be_shown() -> None:
     asked = question("anything")
     ranked = [
-        (episode(f"e{i}", f"Ana: turn number {i} " + "word " * 50), Found(), 1.0 - i / 100, 0.0)
+        Ranked(episode(f"e{i}", f"Ana: turn number {i} " + "word " * 50), Found(), 1.0 - i / 100)
         for i in range(40)
     ]
     out = episode_candidates(ranked, asked, ablate(SIMPLE, "rerank"))
