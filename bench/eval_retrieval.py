@@ -44,7 +44,8 @@ from memory.retrieval.retrieve import retrieve
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
-from memory.sleep.consolidation import consolidate, parse_level
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import parse_level
 from memory.write.sessions import Summariser, summarise_sessions
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]

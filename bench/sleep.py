@@ -39,7 +39,8 @@ from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
 from memory.settings import Settings, load_settings
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from nodes.route import heuristic_assessment

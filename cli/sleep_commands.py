@@ -26,8 +26,8 @@ def consolidate(
     """Consolidate memory: recompute salience and utility, expire, form concepts and the diary,
     forget (see --level). Stops with exit code 2 if another process is consolidating the user."""
     from graph.consolidation import run_consolidation
-    from memory.sleep.consolidation import parse_level, progress_to
     from memory.sleep.leases import Busy
+    from memory.sleep.levels import parse_level, progress_to
     from memory.write.episodes import InvalidInput
 
     try:

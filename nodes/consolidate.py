@@ -22,8 +22,9 @@ from langgraph.runtime import Runtime
 from memory.schema import as_utc
 from memory.services import get_services
 from memory.services.usage import Usage
-from memory.sleep.consolidation import Level, consolidate, parse_level, parse_now
+from memory.sleep.consolidation import consolidate
 from memory.sleep.leases import holding
+from memory.sleep.levels import Level, parse_level, parse_now
 from nodes.context import Context, context_of
 from nodes.sessions import llm_summariser
 from nodes.state import ConsolidationState

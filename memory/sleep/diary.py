@@ -42,7 +42,7 @@ MAX_FACTS = 3
 _SCAN = 1_000_000
 
 Progress = Callable[[str, int, int], None]
-"""progress(stage, done, total), as `memory.sleep.consolidation.Progress`."""
+"""progress(stage, done, total), as `memory.sleep.levels.Progress`."""
 
 Writer = Callable[[date, str, Sequence[str]], Awaitable[str]]
 """write(day, the offline entry, the day's turns in time order) -> the entry's text."""

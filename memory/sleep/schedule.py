@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memory.schema import as_utc
-from memory.sleep.consolidation import Level
+from memory.sleep.levels import Level
 
 if TYPE_CHECKING:
     from memory.settings import Settings

@@ -13,7 +13,8 @@ from graph.bookkeeping import run_episode
 from memory.schema import VECTOR_KINDS
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from nodes.route import assess_turn

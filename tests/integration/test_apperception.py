@@ -6,7 +6,8 @@ from datetime import timedelta
 
 from memory.beliefs.apperception import EMOTION_SCALE, TOPIC_SCALE, load
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from tests.integration.test_consolidation import T0, tell
 
 

@@ -16,16 +16,12 @@ from memory.knowledge.rules import point_id
 from memory.schema import Belief, EvidenceKind, Fact
 from memory.services import Services
 from memory.services.doctor import DoctorReport, _check_consistency
-from memory.sleep.consolidation import (
-    PLAN_KEY,
-    Candidate,
-    Decision,
-    Level,
-    Thresholds,
-    consolidate,
-    reverie_id,
-)
-from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, vague_recall
+from memory.sleep.consolidation import consolidate
+from memory.sleep.forgetting import Thresholds
+from memory.sleep.levels import Level
+from memory.sleep.plan import PLAN_KEY, Decision
+from memory.sleep.rescore import Candidate
+from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, reverie_id, vague_recall
 from memory.stores.base import VectorPoint
 from memory.text.sparse import encode_document
 from memory.write.episodes import remember

@@ -11,7 +11,10 @@ import pytest
 
 from memory.services import Services
 from memory.sleep.concepts import MIN_DAYS, concept_uid
-from memory.sleep.consolidation import Candidate, Decision, Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
+from memory.sleep.plan import Decision
+from memory.sleep.rescore import Candidate
 from serve.api import ConceptView, DiaryView, Memory
 from tests.integration.test_consolidation import T0, tell
 

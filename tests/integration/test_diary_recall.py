@@ -9,7 +9,8 @@ from datetime import timedelta
 
 from memory.retrieval.diary import MAX_ENTRIES, diary_of_period
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from nodes.respond import system_prompt
 from nodes.retrieve import retrieve
 from tasks.diary_context import diary_block

@@ -12,7 +12,8 @@ from memory.beliefs.evidence import apply_evidence
 from memory.beliefs.sleep import journal, replayed
 from memory.schema import EvidenceKind
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from serve.api import Memory
 from tests.integration.test_consolidation import FORGET_ALL, T0, forget_only, tell
 

@@ -10,7 +10,8 @@ from datetime import timedelta
 from memory.knowledge.goals import RELEASED, goal_uid
 from memory.schema import Fact, FactKind, GoalStatus
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from memory.sleep.salience import appraise
 from serve.api import Memory
 from tests.integration.test_consolidation import T0, doctor_clean, forget_only, tell

@@ -12,8 +12,11 @@ from datetime import timedelta
 import pytest
 
 from memory.services import Services
-from memory.sleep.consolidation import Candidate, Decision, Level, archive_episode, consolidate
+from memory.sleep.consolidation import consolidate
 from memory.sleep.coretrieval import PRUNE_WEIGHT, link_weight
+from memory.sleep.levels import Level
+from memory.sleep.plan import Decision, archive_episode
+from memory.sleep.rescore import Candidate
 from serve.api import Memory, NotFound
 from tests.integration.test_consolidation import FORGET_ALL, T0, doctor_clean, tell
 

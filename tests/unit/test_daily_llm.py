@@ -11,7 +11,8 @@ from typing import Any
 from memory.services import Services
 from memory.services.usage import Usage
 from memory.sleep.concepts import narrative_loop
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from tasks.concept_naming import llm_namer
 from tasks.diary_writing import llm_writer
 from tests.integration.test_daily_sleep import MONDAY, NOW, STORY, tell

@@ -20,7 +20,8 @@ from memory.schema import Episode, Fact, FactKind, Goal, GoalStatus
 from memory.services import Services
 from memory.services.usage import Usage
 from memory.sleep.concepts import loop_emotion_of
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.consolidation import consolidate
+from memory.sleep.levels import Level
 from memory.text.sparse import token_set
 from tasks.goal_assessment import llm_judge
 from tests.integration.test_consolidation import T0, forget_only, tell

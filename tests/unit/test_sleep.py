@@ -16,14 +16,12 @@ from graph.consolidation import run_consolidation
 from memory.schema import ESS, Episode, ReasoningType
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sleep.consolidation import (
-    Candidate,
-    Decision,
-    Level,
-    consolidate,
-    expires_at,
-    impression_words,
-)
+from memory.sleep.consolidation import consolidate
+from memory.sleep.expiry import expires_at
+from memory.sleep.levels import Level
+from memory.sleep.plan import Decision
+from memory.sleep.rescore import Candidate
+from memory.sleep.reveries import impression_words
 from memory.sleep.salience import (
     CORNERSTONE_CONNECTIONS,
     Appraisal,
