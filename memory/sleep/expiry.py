@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 from memory.schema import Episode, as_utc
 from memory.sleep.levels import Progress
-from memory.sleep.plan import PLAN_KEY, Decision, apply_plan, save_plan
-from memory.sleep.report import Report
-from memory.sleep.rescore import Candidate
+from memory.sleep.plan import Decision, carry_out
+from memory.sleep.rescore import connections_of, live_episodes
 from memory.text.timeparse import parse_time
 
 if TYPE_CHECKING:
@@ -47,39 +46,28 @@ def expires_at(episode: Episode) -> datetime | None:
 
 
 async def expire(
-    services: Services,
-    tenant: str,
-    scored: list[Candidate],
-    connections: dict[str, int],
-    now: datetime,
-    report: Report,
-    progress: Progress | None,
-) -> None:
-    # Only passing remarks expire (at most `EPHEMERAL_CONNECTIONS` edges): a turn linked to
-    # people, places or facts is also the memory of an event ("when did I go to Paris?").
+    services: Services, tenant: str, now: datetime, progress: Progress | None = None
+) -> dict[str, int]:
+    """Daily and deep: archive the passing remarks whose span is over at `now` (the module
+    docstring); how many `expired`, and how many were `protected` or `pinned` instead."""
+    found = [e for e in await live_episodes(services, tenant) if not e.archived and not e.pinned]
+    linked = await connections_of(services, tenant, [e.uid for e in found])
     due = [
-        c.episode.uid
-        for c in scored
-        if not c.episode.archived
-        and not c.episode.pinned
-        and connections.get(c.episode.uid, 0) <= EPHEMERAL_CONNECTIONS
-        and (end := expires_at(c.episode)) is not None
+        e.uid
+        for e in found
+        if linked.get(e.uid, 0) <= EPHEMERAL_CONNECTIONS
+        and (end := expires_at(e)) is not None
         and end <= now
     ]
     if not due:
-        return
+        return {}
     protected = await services.graph.sole_evidence(tenant, due)
     plan = {uid: Decision.ARCHIVE for uid in due if uid not in protected}
-    report.protected += len(protected)
-    await save_plan(services, tenant, plan)
-    before = report.archived
-    await apply_plan(services, tenant, plan, now, report)
-    report.expired += report.archived - before
-    report.archived = before
-    await services.graph.put_tenant_state(tenant, PLAN_KEY, "[]")
+    done = await carry_out(services, tenant, plan, now)
     if progress:
         progress("expiry", len(due), len(due))
-    for i, c in enumerate(scored):
-        if c.episode.uid in plan:
-            archived = c.episode.model_copy(update={"archived": True})
-            scored[i] = Candidate(episode=archived, utility=c.utility, salience=c.salience)
+    return {
+        "expired": done.archived,
+        "protected": len(protected) + done.protected,
+        "pinned": done.pinned,
+    }

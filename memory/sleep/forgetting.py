@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 
 from memory.schema import as_utc
 from memory.sleep.levels import Progress
-from memory.sleep.plan import PLAN_KEY, Decision, apply_plan, save_plan
-from memory.sleep.report import Report
-from memory.sleep.rescore import Candidate
+from memory.sleep.plan import Applied, Decision, carry_out
+from memory.sleep.rescore import Candidate, score
 from memory.sleep.salience import is_cornerstone
 
 if TYPE_CHECKING:
@@ -71,19 +70,11 @@ def offline_classifier(thresholds: Thresholds) -> Classifier:
     return classify
 
 
-async def forget(
-    services: Services,
-    tenant: str,
-    scored: list[Candidate],
-    connections: dict[str, int],
-    now: datetime,
-    classify: Classifier,
-    batch_size: int,
-    report: Report,
-    progress: Progress | None,
-) -> None:
+def _pool(scored: list[Candidate], connections: dict[str, int], now: datetime) -> list[Candidate]:
+    """The candidates, lowest utility first: older than `MIN_AGE`, not pinned, not cornerstones
+    (archived ones too: what was archived can fade further, to FORGET)."""
     old_enough = now - MIN_AGE
-    pool = sorted(  # archived episodes too: what was archived can fade further, to FORGET
+    return sorted(
         (
             c
             for c in scored
@@ -93,29 +84,51 @@ async def forget(
         ),
         key=lambda c: (c.utility, c.episode.uid),
     )
-    done = 0
+
+
+def _changes(batch: Sequence[Candidate], decided: dict[str, Decision]) -> dict[str, Decision]:
+    """The decisions that change something (not KEEP, not ARCHIVE of what is archived)."""
+    plan: dict[str, Decision] = {}
+    for c in batch:
+        decision = decided.get(c.episode.uid, Decision.KEEP)
+        if decision == Decision.ARCHIVE and c.episode.archived:
+            continue  # already archived: nothing to do
+        if decision != Decision.KEEP:
+            plan[c.episode.uid] = decision
+    return plan
+
+
+async def forget(
+    services: Services,
+    tenant: str,
+    now: datetime,
+    classify: Classifier,
+    *,
+    batch_size: int = 50,
+    progress: Progress | None = None,
+) -> dict[str, int]:
+    """Deep: the forgetting cycle at `now` (the module docstring), batch by batch, each batch's
+    decisions carried out through the plan; what it did, by report field."""
+    scored, connections = await score(services, tenant, now)
+    pool = _pool(scored, connections, now)
+    total = Applied()
+    kept = done = 0
     for start in range(0, len(pool), max(1, batch_size)):
         batch = pool[start : start + batch_size]
         decided = await classify(batch)
-        plan: dict[str, Decision] = {}
-        for c in batch:
-            decision = decided.get(c.episode.uid, Decision.KEEP)
-            if decision == Decision.ARCHIVE and c.episode.archived:
-                continue  # already archived: nothing to do
-            if decision != Decision.KEEP:
-                plan[c.episode.uid] = decision
+        plan = _changes(batch, decided)
         protected = await services.graph.sole_evidence(tenant, list(plan))
         for uid in protected:
             plan.pop(uid)
-        report.protected += len(protected)
-        report.kept += sum(1 for c in batch if c.episode.uid not in plan)
-        await save_plan(services, tenant, plan)
-        await apply_plan(services, tenant, plan, now, report, {c.episode.uid: c for c in batch})
-        await services.graph.put_tenant_state(tenant, PLAN_KEY, "[]")
+        total.protected += len(protected)
+        kept += sum(1 for c in batch if c.episode.uid not in plan)
+        salience = {c.episode.uid: c.salience for c in batch}
+        total.add(await carry_out(services, tenant, plan, now, salience))
         done += len(batch)
         if progress:
             progress("forgetting", done, len(pool))
         if all(decided.get(c.episode.uid, Decision.KEEP) == Decision.KEEP for c in batch):
             # sorted by utility: a batch the classifier keeps whole ends the cycle
-            report.kept += len(pool) - done
+            kept += len(pool) - done
             break
+    return {"kept": kept, **total.counts()}

@@ -1,16 +1,16 @@
 """The levels of sleep, the input a run is checked against, and when each level last ran.
 
 Three levels, each idempotent and safe to kill half way (the next run finishes it): **micro**
-(links, scores), **daily** (micro, then expiry, concepts and the diary), **deep** (daily with the
-forgetting cycle, beliefs, goals and apperception); `memory.sleep.consolidation.consolidate` runs
-them.
+(co-retrieval links, scores, session summaries), **daily** (micro, then expiry, concepts and the
+diary), **deep** (daily with the forgetting cycle, beliefs, goals, apperception and reflection).
+The stages live beside this module, one module each; which run at which level is drawn in
+`graph/consolidation.py`, the one place sleep is run from.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from contextvars import ContextVar
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -26,9 +26,6 @@ LAST_KEY = "consolidation:last"
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total)."""
-
-progress_to: ContextVar[Progress | None] = ContextVar("consolidation_progress", default=None)
-"""Where a run reports progress when its caller passed none (the CLI, through the graph)."""
 
 
 class Level(StrEnum):

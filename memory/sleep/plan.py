@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -22,8 +24,6 @@ from memory.knowledge.goals import release_episode as release_goals
 from memory.knowledge.rules import point_id
 from memory.schema import Episode
 from memory.sleep.concepts import release_episode
-from memory.sleep.report import Report
-from memory.sleep.rescore import Candidate
 from memory.sleep.reveries import REVERIE_SALIENCE, write_reverie
 from memory.write.sessions import without_episode
 
@@ -44,12 +44,44 @@ class Decision(StrEnum):
     FORGET = "forget"
 
 
-async def save_plan(services: Services, tenant: str, plan: dict[str, Decision]) -> None:
+@dataclass(slots=True)
+class Applied:
+    """What applying decisions did, under the report's names (`memory.sleep.report`)."""
+
+    archived: int = 0
+    forgotten: int = 0
+    protected: int = 0
+    """Kept as the only evidence of an active belief or the only source of a current fact."""
+    pinned: int = 0
+    """Left alone: pinned since the decision was made."""
+    facts_deleted: int = 0
+    reveries: int = 0
+    summaries: int = 0
+    """Session summaries rebuilt or removed because a turn of theirs was forgotten."""
+
+    def add(self, other: Applied) -> None:
+        """Add `other`'s counts to these."""
+        for name, count in other.counts().items():
+            setattr(self, name, getattr(self, name) + count)
+
+    def counts(self) -> dict[str, int]:
+        """The counts by report field."""
+        return asdict(self)
+
+
+async def save_plan(services: Services, tenant: str, plan: Mapping[str, Decision]) -> None:
+    """Write the decisions about to be applied to the tenant's state (before any is applied)."""
     value = json.dumps([[uid, d.value] for uid, d in plan.items()])
     await services.graph.put_tenant_state(tenant, PLAN_KEY, value)
 
 
+async def clear_plan(services: Services, tenant: str) -> None:
+    """Mark the tenant's plan done (every decision applied)."""
+    await services.graph.put_tenant_state(tenant, PLAN_KEY, "[]")
+
+
 async def load_plan(services: Services, tenant: str) -> dict[str, Decision]:
+    """The decisions a run wrote and did not finish applying (empty when there are none)."""
     raw = await services.graph.get_tenant_state(tenant, PLAN_KEY)
     if not raw:
         return {}
@@ -60,36 +92,64 @@ async def load_plan(services: Services, tenant: str) -> dict[str, Decision]:
         return {}
 
 
+async def carry_out(
+    services: Services,
+    tenant: str,
+    plan: Mapping[str, Decision],
+    now: datetime,
+    salience: Mapping[str, float] | None = None,
+) -> Applied:
+    """Save `plan`, apply it, mark it done: what was applied. `salience` (uid -> salience at the
+    run's time) decides which forgotten episodes leave a reverie (else their stored salience)."""
+    await save_plan(services, tenant, plan)
+    done = await apply_plan(services, tenant, plan, now, salience)
+    await clear_plan(services, tenant)
+    return done
+
+
+async def resume(services: Services, tenant: str, now: datetime) -> dict[str, object]:
+    """Finish the plan a killed run left, whatever level runs now: what was applied, how many
+    decisions were `resumed`, and a note (nothing when there was no plan)."""
+    pending = await load_plan(services, tenant)
+    if not pending:
+        return {}
+    done = await apply_plan(services, tenant, pending, now)
+    await clear_plan(services, tenant)
+    note = f"finished {len(pending)} decisions of an interrupted run"
+    return {"resumed": len(pending), **done.counts(), "notes": [note]}
+
+
 async def apply_plan(
     services: Services,
     tenant: str,
-    plan: dict[str, Decision],
+    plan: Mapping[str, Decision],
     now: datetime,
-    report: Report,
-    scored: dict[str, Candidate] | None = None,
-) -> None:
+    salience: Mapping[str, float] | None = None,
+) -> Applied:
+    """Apply each decision (see the module docstring for what is left alone); what was done."""
+    done = Applied()
     for uid, decision in plan.items():
         episode = await services.graph.get_episode(tenant, uid)
         if episode is None:
             continue  # forgotten by the run this plan was left by
         if episode.pinned:  # pinned since the plan was made: the pin wins
-            report.pinned += 1
+            done.pinned += 1
             continue
         if decision == Decision.ARCHIVE:
             await archive_episode(services, episode)
-            report.archived += 1
+            done.archived += 1
         elif decision == Decision.FORGET:
             # Re-checked one by one: forgetting one episode can leave another the only evidence.
             if await services.graph.sole_evidence(tenant, [uid]):
-                report.protected += 1
+                done.protected += 1
                 continue
-            found = scored.get(uid) if scored else None
-            salience = found.salience if found else episode.salience
-            deleted, reverie, rebuilt = await forget_episode(services, episode, salience, now)
-            report.forgotten += 1
-            report.summaries += rebuilt
-            report.facts_deleted += deleted
-            report.reveries += int(reverie)
+            faded = (salience or {}).get(uid, episode.salience)
+            deleted, reverie, rebuilt = await forget_episode(services, episode, faded, now)
+            done.forgotten += 1
+            done.summaries += rebuilt
+            done.facts_deleted += deleted
+            done.reveries += int(reverie)
+    return done
 
 
 async def archive_episode(services: Services, episode: Episode) -> None:

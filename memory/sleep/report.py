@@ -1,9 +1,17 @@
-"""What a consolidation run did, per tenant: the report `mneme consolidate --json` prints."""
+"""What a consolidation run did, per tenant: the report `mneme consolidate --json` prints.
+
+Each stage of the sleep graph returns what it did under the report's field names; `Report.add`
+folds those outputs in, in the order the stages ran: counts add up (forgetting, expiry and a
+finished plan all archive or protect), notes follow one another, and the stage's `seconds` go to
+`stages`, which so also names the stages that ran.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from typing import Any
 
 from memory.sleep.levels import Level
 
@@ -38,32 +46,41 @@ class Report:
     summaries: int = 0
     """Session summaries written (finished sessions, `memory.write.sessions`) or rebuilt (forgetting)."""
     notes: list[str] = field(default_factory=list)
+    reflection: dict[str, Any] | None = None
+    """What deep sleep's reflection did (ran, reason, revisions, snapshot kept); None below deep."""
+    stages: dict[str, float] = field(default_factory=dict)
+    """The stages that ran, in order, with their seconds."""
+
+    def add(self, stage: str, output: Mapping[str, Any]) -> None:
+        """Fold in what `stage` did; `ValueError` for a key that is no field of the report."""
+        for key, value in output.items():
+            if key == "seconds":
+                self.stages[stage] = round(float(value), 3)
+            elif key == "notes":
+                self.notes += [str(note) for note in value]
+            elif key == "goals_changed":
+                for status, n in value.items():
+                    self.goals_changed[status] = self.goals_changed.get(status, 0) + int(n)
+            elif key in ("apperception", "reflection"):
+                setattr(self, key, value)
+            elif key in _COUNTS:
+                setattr(self, key, getattr(self, key) + int(value))
+            else:
+                raise ValueError(f"sleep stage {stage!r} reported {key!r}, not a report field")
 
     def summary(self) -> dict[str, object]:
-        """The counts as a dict (the CLI's JSON and the graph's output)."""
-        return {
+        """The report as a dict (the CLI's JSON and the graph's output)."""
+        out: dict[str, object] = {
             "tenant": self.tenant,
             "level": self.level.value,
             "now": self.now.isoformat(),
-            "rescored": self.rescored,
-            "expired": self.expired,
-            "kept": self.kept,
-            "archived": self.archived,
-            "forgotten": self.forgotten,
-            "protected": self.protected,
-            "pinned": self.pinned,
-            "facts_deleted": self.facts_deleted,
-            "reveries": self.reveries,
-            "links_reweighed": self.links_reweighed,
-            "links_pruned": self.links_pruned,
-            "beliefs_decayed": self.beliefs_decayed,
-            "beliefs_reassessed": self.beliefs_reassessed,
-            "beliefs_resolved": self.beliefs_resolved,
-            "beliefs_removed": self.beliefs_removed,
-            "goals": self.goals,
-            "goals_changed": dict(self.goals_changed),
-            "apperception": self.apperception,
-            "resumed": self.resumed,
-            "summaries": self.summaries,
-            "notes": list(self.notes),
         }
+        for f in fields(self):
+            if f.name not in out:
+                value = getattr(self, f.name)
+                out[f.name] = value.copy() if isinstance(value, dict | list) else value
+        return out
+
+
+_COUNTS = frozenset(f.name for f in fields(Report) if f.type == "int")
+"""The report's counts (annotations are strings under `from __future__ import annotations`)."""

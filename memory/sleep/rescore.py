@@ -1,5 +1,7 @@
-"""Micro sleep's scores: every episode's salience and utility at the run's time (docs/design.md
-section 7; the formulas are `memory.sleep.salience`), rewritten when they changed."""
+"""Sleep's scores: every episode's salience and utility at the run's time (docs/design.md section
+7; the formulas are `memory.sleep.salience`). The `rescore` stage writes those that changed;
+`score` computes them from the episodes, so the forgetting stage decides on the same values
+without being handed a list."""
 
 from __future__ import annotations
 
@@ -42,30 +44,40 @@ async def connections_of(services: Services, tenant: str, uids: Sequence[str]) -
     return out
 
 
-async def rescore(
-    services: Services, tenant: str, now: datetime, progress: Progress | None = None
-) -> tuple[list[Candidate], dict[str, int], int]:
-    """Micro: every episode's salience and utility at `now`, written when they changed.
-
-    Returns the scored episodes, their connections and how many were rewritten.
-    """
+async def score(
+    services: Services, tenant: str, now: datetime
+) -> tuple[list[Candidate], dict[str, int]]:
+    """Every episode with its utility and salience at `now` (computed, not read), and the
+    episodes' connections."""
     episodes = await live_episodes(services, tenant)
     connections = await connections_of(services, tenant, [e.uid for e in episodes])
-    scored: list[Candidate] = []
+    scored = [
+        Candidate(
+            episode=e,
+            utility=episode_utility(e, now),
+            salience=episode_salience(e, connections.get(e.uid, 0), now),
+        )
+        for e in episodes
+    ]
+    return scored, connections
+
+
+async def rescore(
+    services: Services, tenant: str, now: datetime, progress: Progress | None = None
+) -> int:
+    """Micro: write every episode's salience and utility at `now` where they changed; how many
+    were rewritten."""
+    scored, _ = await score(services, tenant, now)
     changed = 0
-    for n, episode in enumerate(episodes, start=1):
-        links = connections.get(episode.uid, 0)
-        sal = episode_salience(episode, links, now)
-        util = episode_utility(episode, now)
+    for n, c in enumerate(scored, start=1):
         if not (
-            math.isclose(sal, episode.salience, abs_tol=1e-9)
-            and math.isclose(util, episode.utility_score, abs_tol=1e-9)
+            math.isclose(c.salience, c.episode.salience, abs_tol=1e-9)
+            and math.isclose(c.utility, c.episode.utility_score, abs_tol=1e-9)
         ):
             await services.graph.update_scores(
-                tenant, episode.uid, salience=sal, utility_score=util
+                tenant, c.episode.uid, salience=c.salience, utility_score=c.utility
             )
             changed += 1
-        scored.append(Candidate(episode=episode, utility=util, salience=sal))
-        if progress and (n % 200 == 0 or n == len(episodes)):
-            progress("salience", n, len(episodes))
-    return scored, connections, changed
+        if progress and (n % 200 == 0 or n == len(scored)):
+            progress("salience", n, len(scored))
+    return changed
