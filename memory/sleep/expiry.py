@@ -67,7 +67,7 @@ async def expire(
     if progress:
         progress("expiry", len(due), len(due))
     return {
-        "expired": done.archived,
-        "protected": len(protected) + done.protected,
-        "pinned": done.pinned,
+        "expired": done["archived"],
+        "protected": len(protected) + done["protected"],
+        "pinned": done["pinned"],
     }

@@ -13,6 +13,7 @@ crash-safe plan (`memory.sleep.plan`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -111,7 +112,7 @@ async def forget(
     decisions carried out through the plan; what it did, by report field."""
     scored, connections = await score(services, tenant, now)
     pool = _pool(scored, connections, now)
-    total = Applied()
+    total: Applied = Counter()
     kept = done = 0
     for start in range(0, len(pool), max(1, batch_size)):
         batch = pool[start : start + batch_size]
@@ -120,10 +121,10 @@ async def forget(
         protected = await services.graph.sole_evidence(tenant, list(plan))
         for uid in protected:
             plan.pop(uid)
-        total.protected += len(protected)
+        total["protected"] += len(protected)
         kept += sum(1 for c in batch if c.episode.uid not in plan)
         salience = {c.episode.uid: c.salience for c in batch}
-        total.add(await carry_out(services, tenant, plan, now, salience))
+        total += await carry_out(services, tenant, plan, now, salience)
         done += len(batch)
         if progress:
             progress("forgetting", done, len(pool))
@@ -131,4 +132,4 @@ async def forget(
             # sorted by utility: a batch the classifier keeps whole ends the cycle
             kept += len(pool) - done
             break
-    return {"kept": kept, **total.counts()}
+    return {"kept": kept, **total}

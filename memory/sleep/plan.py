@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -44,29 +44,11 @@ class Decision(StrEnum):
     FORGET = "forget"
 
 
-@dataclass(slots=True)
-class Applied:
-    """What applying decisions did, under the report's names (`memory.sleep.report`)."""
-
-    archived: int = 0
-    forgotten: int = 0
-    protected: int = 0
-    """Kept as the only evidence of an active belief or the only source of a current fact."""
-    pinned: int = 0
-    """Left alone: pinned since the decision was made."""
-    facts_deleted: int = 0
-    reveries: int = 0
-    summaries: int = 0
-    """Session summaries rebuilt or removed because a turn of theirs was forgotten."""
-
-    def add(self, other: Applied) -> None:
-        """Add `other`'s counts to these."""
-        for name, count in other.counts().items():
-            setattr(self, name, getattr(self, name) + count)
-
-    def counts(self) -> dict[str, int]:
-        """The counts by report field."""
-        return asdict(self)
+Applied = Counter[str]
+"""What applying decisions did, by report field (`memory.sleep.report`): `archived`,
+`forgotten`, `protected` (kept as the only evidence of an active belief or the only source of a
+current fact), `pinned` (left alone: pinned since the decision was made), `facts_deleted`,
+`reveries`, `summaries` (session summaries rebuilt or removed)."""
 
 
 async def save_plan(services: Services, tenant: str, plan: Mapping[str, Decision]) -> None:
@@ -98,11 +80,37 @@ async def carry_out(
     plan: Mapping[str, Decision],
     now: datetime,
     salience: Mapping[str, float] | None = None,
+    *,
+    saved: bool = False,
 ) -> Applied:
-    """Save `plan`, apply it, mark it done: what was applied. `salience` (uid -> salience at the
-    run's time) decides which forgotten episodes leave a reverie (else their stored salience)."""
-    await save_plan(services, tenant, plan)
-    done = await apply_plan(services, tenant, plan, now, salience)
+    """Write `plan` to the tenant's state (unless it is `saved` there already), apply each
+    decision (see the module docstring for what is left alone), mark the plan done; what was
+    applied. `salience` (uid -> salience at the run's time) decides which forgotten episodes
+    leave a reverie (else their stored salience)."""
+    if not saved:
+        await save_plan(services, tenant, plan)
+    done: Applied = Counter()
+    for uid, decision in plan.items():
+        episode = await services.graph.get_episode(tenant, uid)
+        if episode is None:
+            continue  # forgotten by the run this plan was left by
+        if episode.pinned:  # pinned since the plan was made: the pin wins
+            done["pinned"] += 1
+            continue
+        if decision == Decision.ARCHIVE:
+            await archive_episode(services, episode)
+            done["archived"] += 1
+        elif decision == Decision.FORGET:
+            # Re-checked one by one: forgetting one episode can leave another the only evidence.
+            if await services.graph.sole_evidence(tenant, [uid]):
+                done["protected"] += 1
+                continue
+            faded = (salience or {}).get(uid, episode.salience)
+            deleted, reverie, rebuilt = await forget_episode(services, episode, faded, now)
+            done["forgotten"] += 1
+            done["summaries"] += rebuilt
+            done["facts_deleted"] += deleted
+            done["reveries"] += int(reverie)
     await clear_plan(services, tenant)
     return done
 
@@ -113,43 +121,9 @@ async def resume(services: Services, tenant: str, now: datetime) -> dict[str, ob
     pending = await load_plan(services, tenant)
     if not pending:
         return {}
-    done = await apply_plan(services, tenant, pending, now)
-    await clear_plan(services, tenant)
+    done = await carry_out(services, tenant, pending, now, saved=True)
     note = f"finished {len(pending)} decisions of an interrupted run"
-    return {"resumed": len(pending), **done.counts(), "notes": [note]}
-
-
-async def apply_plan(
-    services: Services,
-    tenant: str,
-    plan: Mapping[str, Decision],
-    now: datetime,
-    salience: Mapping[str, float] | None = None,
-) -> Applied:
-    """Apply each decision (see the module docstring for what is left alone); what was done."""
-    done = Applied()
-    for uid, decision in plan.items():
-        episode = await services.graph.get_episode(tenant, uid)
-        if episode is None:
-            continue  # forgotten by the run this plan was left by
-        if episode.pinned:  # pinned since the plan was made: the pin wins
-            done.pinned += 1
-            continue
-        if decision == Decision.ARCHIVE:
-            await archive_episode(services, episode)
-            done.archived += 1
-        elif decision == Decision.FORGET:
-            # Re-checked one by one: forgetting one episode can leave another the only evidence.
-            if await services.graph.sole_evidence(tenant, [uid]):
-                done.protected += 1
-                continue
-            faded = (salience or {}).get(uid, episode.salience)
-            deleted, reverie, rebuilt = await forget_episode(services, episode, faded, now)
-            done.forgotten += 1
-            done.summaries += rebuilt
-            done.facts_deleted += deleted
-            done.reveries += int(reverie)
-    return done
+    return {"resumed": len(pending), **done, "notes": [note]}
 
 
 async def archive_episode(services: Services, episode: Episode) -> None:
