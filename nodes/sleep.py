@@ -68,7 +68,7 @@ class SleepContext(Context):
     """Called as progress(stage, done, total) by the stages that go through many episodes."""
 
     classify: forgetting.Classifier | None = None
-    """Decides the forgetting batches instead of the model (offline: the utility thresholds)."""
+    """Decides the forgetting batches in place of the model (or, offline, of the thresholds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +99,11 @@ class Run:
     def progress(self) -> Progress | None:
         """Where the stages report progress (a caller in this process only)."""
         return self.ctx.progress if isinstance(self.ctx, SleepContext) else None
+
+    @property
+    def classify(self) -> forgetting.Classifier | None:
+        """The forgetting classifier the caller gave, if any."""
+        return self.ctx.classify if isinstance(self.ctx, SleepContext) else None
 
     def done(self, stage: str, usage: Usage | None = None, /, **out: Any) -> dict[str, Any]:
         """The state update of a stage: what it did, its seconds, the LLM usage if any."""
@@ -177,9 +182,8 @@ async def forget(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
     LLM (one call per batch of 50) or, offline, the utility thresholds."""
     run = await begin(state, runtime)
     usage = Usage()
-    given = run.ctx.classify if isinstance(run.ctx, SleepContext) else None
-    if given is not None:
-        classify = given
+    if run.classify is not None:
+        classify = run.classify
     elif run.online:
         classify = llm_classifier(run.services, run.now, usage=usage, model=run.model)
     else:
