@@ -38,13 +38,14 @@ from bench.eval_ingest import (
 from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
 from bench.metrics import KS, Scored, percentile, question_metrics, summarise
 from bench.references import reference_metrics
+from graph.consolidation import run_consolidation
 from memory.embeddings.embedders import Embedder, build_embedder
 from memory.retrieval.recipes import Recipe, ablate, get_recipe
 from memory.retrieval.retrieve import retrieve
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
-from memory.sleep.consolidation import consolidate, parse_level
+from memory.sleep.levels import parse_level
 from memory.write.sessions import Summariser, summarise_sessions
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
@@ -157,6 +158,22 @@ def by_rank(uids: Sequence[str], found: Sequence[Any]) -> Ranked:
     return out
 
 
+def add_slept(slept: dict[str, Any], report: dict[str, Any]) -> None:
+    """Add what one conversation's sleep did to the eval's totals: its counts, the seconds of
+    each stage that ran and, for deep sleep, how often triage sent reflection on to the deep
+    reflection and how many beliefs it revised."""
+    for key in ("rescored", "expired", "archived", "forgotten", "protected"):
+        slept[key] = slept.get(key, 0) + int(report[key])
+    stages: dict[str, float] = slept.setdefault("stage_seconds", {})
+    for stage, seconds in report["stages"].items():
+        stages[stage] = round(stages.get(stage, 0.0) + float(seconds), 3)
+    reflection = report.get("reflection")
+    if reflection:
+        slept["reflections"] = slept.get("reflections", 0) + int(reflection["reflected"])
+        revised = slept.get("reflection_revisions", 0) + int(reflection["revisions"])
+        slept["reflection_revisions"] = revised
+
+
 def llm_summary(chat: ChatModels) -> dict[str, Any]:
     """LLM requests of the whole eval (routing, extraction, beliefs, rerank) from the counters
     of its chat models."""
@@ -206,7 +223,9 @@ async def run_eval(
     """Run the memeval protocol on `data`; return rankings and the summary.
 
     `consolidate_level` (micro, daily, deep) runs that level of sleep on each conversation's
-    memory at its last session's time, after the ingest and before the questions.
+    memory at its last session's time, after the ingest and before the questions: the
+    consolidation graph, as `mneme consolidate` runs it (deep sleep reflects; with `llm`, the
+    stages ask the model as they do in the agent).
 
     `chat` injects chat models (tests); by default they come from the settings with `llm`, and
     none are used without it. `store`: keep each conversation's finished ingest there and reuse
@@ -259,7 +278,7 @@ async def _run_eval(
     consolidate_level: str | None = None,
 ) -> EvalResult:
     level = parse_level(consolidate_level) if consolidate_level else None
-    slept: dict[str, int] = {}
+    slept: dict[str, Any] = {}
     if recipe_name.lower() != "auto":
         get_recipe(recipe_name)  # fail before ingesting anything
     if part:
@@ -315,10 +334,11 @@ async def _run_eval(
                     episodes += ingested.episodes
                     duplicates += ingested.duplicates
                     unindexed += len(ingested.failed)
-                    if level is not None:  # sleep at the last session's time
-                        report = await consolidate(services, tenant, level, ingested.last)
-                        for key in ("rescored", "expired", "archived", "forgotten", "protected"):
-                            slept[key] = slept.get(key, 0) + int(getattr(report, key))
+                    if level is not None:  # sleep at the last session's time, as any caller
+                        done = await run_consolidation(
+                            services, tenant, level.value, ingested.last.isoformat()
+                        )
+                        add_slept(slept, done["report"])
                     last = ingested.last + SESSION_GAP
                     # By the questions' time the background pass (consolidation, any level) has
                     # summarised every session whose idle gap elapsed (`memory.write.sessions`).

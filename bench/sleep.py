@@ -4,7 +4,9 @@ A seeded generator writes a year of turns: small talk, one-off details of a day,
 important facts about the person (work, family, health, home, plans...) that recur in other
 words over the year. Two tenants get the same turns through the real write path (`remember`
 and the bookkeeping graph, offline heuristics, the real embedder and stores): `sleep` runs
-deep consolidation along the simulated clock, `awake` never consolidates (at the end it gets
+deep sleep along the simulated clock, through the consolidation graph as every caller does
+(`graph.consolidation.run_consolidation`: the lease, every deep stage, reflection included),
+`awake` never consolidates (at the end it gets
 the session-summary pass every consolidation level runs, so both hold summaries of the same
 sessions and the vectors differ by what forgetting removed). Every simulated week both are
 asked a few questions (mostly about the important facts, some about one-off details) and the
@@ -13,7 +15,8 @@ memories retrieved are marked accessed, as the agent's rerank node does.
 At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
 per important fact (a hit is any retrieved memory from a turn that stated the fact), the
 beliefs with confidence above 0 and the current facts left without any evidence episode (must
-be 0), and what consolidation did and cost. The embedder is wrapped in a cache so the second
+be 0), and what consolidation did and cost (the reports' counts summed over the runs, the
+reflections that got past triage and the beliefs they revised, the seconds of each stage). The embedder is wrapped in a cache so the second
 tenant's identical texts are embedded once (the stores still get every write).
 """
 
@@ -33,13 +36,13 @@ from typing import Any
 import numpy as np
 
 from graph.bookkeeping import run_episode
+from graph.consolidation import run_consolidation
 from memory.embeddings.embedders import Embedder, Matrix, build_embedder
 from memory.retrieval.recipes import SIMPLE
 from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
 from memory.settings import Settings, load_settings
-from memory.sleep.consolidation import Level, consolidate
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from nodes.route import DEFAULT_N_RESULTS, heuristic_assessment
@@ -334,6 +337,23 @@ async def _vectors(services: Services, tenant: str) -> dict[str, int]:
 Progress = Callable[[str, int, int], None]
 
 
+def add_up(totals: dict[str, Any], report: dict[str, Any]) -> None:
+    """Add one deep run's report to the year's totals: its counts, whether triage sent its
+    reflection on to the deep reflection, the beliefs it revised, the seconds of each stage."""
+    for key, value in report.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            totals[key] = totals.get(key, 0) + value
+    totals["runs"] = totals.get("runs", 0) + 1
+    reflection = report.get("reflection") or {}
+    totals["reflections"] = totals.get("reflections", 0) + int(bool(reflection.get("reflected")))
+    totals["reflection_revisions"] = totals.get("reflection_revisions", 0) + int(
+        reflection.get("revisions") or 0
+    )
+    stages = totals.setdefault("stage_seconds", {})
+    for stage, seconds in (report.get("stages") or {}).items():
+        stages[stage] = round(stages.get(stage, 0.0) + float(seconds), 3)
+
+
 async def bench_sleep(
     *,
     episodes: int = 2000,
@@ -388,12 +408,9 @@ async def bench_sleep(
                 if week * 7 >= next_deep:
                     next_deep += deep_every_days
                     t0 = time.perf_counter()
-                    done = await consolidate(services, "sleep", Level.DEEP, now)
+                    done = await run_consolidation(services, "sleep", "deep", now.isoformat())
                     slept_s += time.perf_counter() - t0
-                    for key, value in done.summary().items():
-                        if isinstance(value, int):
-                            totals[key] = totals.get(key, 0) + value
-                    totals["runs"] = totals.get("runs", 0) + 1
+                    add_up(totals, done["report"])
             at = START + timedelta(days=turn.day)
             ess = heuristic_assessment(turn.text).evidence.record()
             for tenant in ("sleep", "awake"):
@@ -413,12 +430,9 @@ async def bench_sleep(
                 progress("simulated year", n, len(turns))
         end = START + timedelta(days=365)
         t0 = time.perf_counter()
-        done = await consolidate(services, "sleep", Level.DEEP, end)
+        done = await run_consolidation(services, "sleep", "deep", end.isoformat())
         slept_s += time.perf_counter() - t0
-        for key, value in done.summary().items():
-            if isinstance(value, int):
-                totals[key] = totals.get(key, 0) + value
-        totals["runs"] = totals.get("runs", 0) + 1
+        add_up(totals, done["report"])
         report.seconds["year"] = time.perf_counter() - started
         report.seconds["consolidation"] = slept_s
         # The deep pass summarises every finished session, the last of each thread included;
@@ -492,7 +506,8 @@ async def bench_deep_scale(
             )
         written = time.perf_counter() - t0
         t0 = time.perf_counter()
-        done = await consolidate(services, "scale", Level.DEEP, START + timedelta(days=366))
+        year = (START + timedelta(days=366)).isoformat()
+        done = await run_consolidation(services, "scale", "deep", year)
         slept = time.perf_counter() - t0
         calls = services.chat.totals.snapshot()
     finally:
@@ -503,7 +518,7 @@ async def bench_deep_scale(
         "episodes": len(turns),
         "write_seconds": round(written, 1),
         "deep_seconds": round(slept, 1),
-        "report": done.summary(),
+        "report": done["report"],
         "llm_calls": sum(t["calls"] for t in calls.values()),
         "machine": {"cpus": os.cpu_count(), "load_1m": round(one, 2), "load_5m": round(five, 2)},
     }

@@ -219,7 +219,7 @@ def retrieval(
     from bench.memeval import EvalInputError
     from memory.retrieval.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
-    from memory.sleep.consolidation import parse_level
+    from memory.sleep.levels import parse_level
     from memory.stores.base import StoreError
 
     try:

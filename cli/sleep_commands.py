@@ -26,8 +26,8 @@ def consolidate(
     """Consolidate memory: recompute salience and utility, expire, form concepts and the diary,
     forget (see --level). Stops with exit code 2 if another process is consolidating the user."""
     from graph.consolidation import run_consolidation
-    from memory.sleep.consolidation import parse_level, progress_to
     from memory.sleep.leases import Busy
+    from memory.sleep.levels import parse_level
     from memory.write.episodes import InvalidInput
 
     try:
@@ -45,13 +45,12 @@ def consolidate(
                         tasks[stage] = bar.add_task(stage, total=total)
                     bar.update(tasks[stage], completed=done, total=total)
 
-                token = progress_to.set(tick)
                 try:
-                    state = await run_consolidation(services, user, chosen.value, now)
+                    state = await run_consolidation(
+                        services, user, chosen.value, now, progress=tick
+                    )
                 except (InvalidInput, Busy) as exc:
                     raise CommandError(str(exc)) from None
-                finally:
-                    progress_to.reset(token)
             report: dict[str, object] = state["report"]
             return report
 

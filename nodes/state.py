@@ -17,6 +17,14 @@ from typing_extensions import TypedDict
 
 from memory.services.usage import merge_usage
 
+
+def merge_stages(
+    done: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The sleep stages' outputs so far, with those of the stage that just ran."""
+    return {**done, **new}
+
+
 # Field docstrings become descriptions in the schemas the server publishes (Studio shows them).
 _DESCRIBED = ConfigDict(use_attribute_docstrings=True)
 
@@ -143,11 +151,14 @@ class ConsolidationInput(TypedDict, total=False):
 
 @with_config(_DESCRIBED)
 class ConsolidationState(ConsolidationInput, total=False):
-    """A consolidation run: its checked input and what it did."""
+    """A consolidation run: its checked input, what each stage did, the report."""
 
     at: str
     """The run's time, checked (ISO 8601, UTC)."""
+    stages: Annotated[dict[str, dict[str, Any]], merge_stages]
+    """What each stage that ran did, by stage, in the order they ran (report fields, seconds)."""
     report: dict[str, Any]
-    """`memory.sleep.consolidation.Report.summary()`."""
+    """`memory.sleep.report.Report.summary()`: the stages' outputs folded together."""
     usage: Annotated[dict[str, Any], merge_usage]
-    """LLM calls and tokens spent (forgetting batches, concept naming, diary; zero offline)."""
+    """LLM calls and tokens spent (forgetting batches, concept naming, diary, goals, reflection,
+    session summaries; zero offline)."""

@@ -22,8 +22,8 @@ from typing import Any
 from graph.consolidation import run_consolidation
 from memory.schema import as_utc, utcnow
 from memory.services import Services
-from memory.sleep.consolidation import last_runs
 from memory.sleep.leases import Busy
+from memory.sleep.levels import last_runs
 from memory.sleep.schedule import Intervals, due_level
 from memory.write.episodes import InvalidInput
 

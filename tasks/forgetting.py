@@ -6,8 +6,8 @@ utility, salience and text. Its answer is resolved through the batch's prefix ma
 is a prefix of exactly one episode's uid names it; an unknown or ambiguous id, or one episode
 given two different decisions, applies nothing to it and is logged. An episode the answer
 leaves out is kept. Offline, or when the answer does not validate twice, the utility
-thresholds decide (`memory.sleep.consolidation.offline_decision`). Protection (sole evidence,
-cornerstones) is applied afterwards by `memory.sleep.consolidation`, whatever the model said.
+thresholds decide (`memory.sleep.forgetting.offline_decision`). Protection (sole evidence,
+cornerstones) is applied afterwards by `memory.sleep.forgetting`, whatever the model said.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from pydantic import BaseModel, Field
 from memory.schema import as_utc
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sleep.consolidation import Candidate, Classifier, Decision, Thresholds, offline_decision
+from memory.sleep.forgetting import Classifier, Thresholds, offline_decision
+from memory.sleep.plan import Decision
+from memory.sleep.rescore import Candidate
 from tasks.llm import structured
 
 log = logging.getLogger("mneme.forgetting")

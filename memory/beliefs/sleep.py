@@ -1,8 +1,8 @@
 """Deep sleep for beliefs: decay the unsupported, reassess those that lost evidence, and keep
 a journal of every change (docs/design.md section 6; docs/adr/0091-beliefs-at-deep-sleep.md).
 
-Run by the deep level of `memory.sleep.consolidation`, after forgetting, at the run's (possibly
-simulated) time:
+Run by deep sleep's `beliefs` stage (`graph/consolidation.py`), after forgetting, at the run's
+(possibly simulated) time:
 
 1. **Decay** is `memory.beliefs.evidence.decay_beliefs`, the rule reflection already applies: after 30
    days without support, confidence -0.01 a day and valence halves every 90 days; a belief at

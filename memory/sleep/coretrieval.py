@@ -7,9 +7,8 @@ transaction as the access count, so the two can never disagree. The edge keeps t
 
     weight = ln(1 + count) * exp(-days since last_at / LINK_DAYS)
 
-Recording writes it fresh (t = 0: each co-retrieval strengthens the link); the micro level
-(`decay_links`, run by every level of `memory.sleep.consolidation`) rewrites it at the run's time
-and deletes a link whose weight fell under `PRUNE_WEIGHT`. A link of weight >= `STRONG_LINK`
+Recording writes it fresh (t = 0: each co-retrieval strengthens the link); sleep (`decay_links`,
+the `links` stage of every level) rewrites it at the run's time and deletes a link whose weight fell under `PRUNE_WEIGHT`. A link of weight >= `STRONG_LINK`
 counts as one of an episode's connections (`episode_connections`), so it feeds salience and
 cornerstones. Retrieval does not expand along links: that would need a measurement showing it
 finds more evidence, which was not made (docs/adr/0090-co-retrieval-links.md).

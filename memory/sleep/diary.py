@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from memory.beliefs.evidence import list_active_beliefs
 from memory.schema import DiaryEntry, Episode, EpisodeStatus, as_utc, stable_uid
-from memory.sleep.concepts import Namer, build_concepts, day_of
+from memory.sleep.concepts import day_of
 
 if TYPE_CHECKING:
     from memory.services import Services
@@ -42,7 +42,7 @@ MAX_FACTS = 3
 _SCAN = 1_000_000
 
 Progress = Callable[[str, int, int], None]
-"""progress(stage, done, total), as `memory.sleep.consolidation.Progress`."""
+"""progress(stage, done, total), as `memory.sleep.levels.Progress`."""
 
 Writer = Callable[[date, str, Sequence[str]], Awaitable[str]]
 """write(day, the offline entry, the day's turns in time order) -> the entry's text."""
@@ -182,22 +182,4 @@ async def write_diary(
     return done
 
 
-async def daily_sleep(
-    services: Services,
-    tenant: str,
-    now: datetime,
-    name: Namer | None = None,
-    progress: Progress | None = None,
-    write: Writer | None = None,
-) -> list[str]:
-    """The daily level's own work, after expiry (and forgetting, at deep): concepts and loops
-    (named by `name` when given), then the diary (which names the concepts; written by `write`
-    when given). The report's notes."""
-    built = await build_concepts(services, tenant, now, name)
-    if progress:
-        progress("concepts", built.concepts, built.concepts)
-    written = await write_diary(services, tenant, now, progress, write)
-    return [built.note(), written.note()]
-
-
-__all__ = ["Writer", "Written", "compose", "daily_sleep", "diary_uid", "write_diary"]
+__all__ = ["Writer", "Written", "compose", "diary_uid", "write_diary"]

@@ -1,11 +1,11 @@
 """Pinned memories: episodes a user or an app keeps, whatever consolidation would decide.
 
-A pinned episode is never archived, expired or forgotten (`memory.sleep.consolidation` leaves it out
-of both cycles and re-reads the pin before applying each decision) and its salience does not
-decay (`memory.sleep.salience.episode_salience`). Pinning an archived episode restores it: the store
-clears `archived` and moves it back to `stored` in one transaction, and the episode is queued
-for bookkeeping, which rebuilds its vectors (if the process dies first, the sweep finds it
-`stored`). Unpinning changes nothing else: the episode is an ordinary memory again.
+A pinned episode is never archived, expired or forgotten (`memory.sleep.expiry` and
+`memory.sleep.forgetting` leave it out, and `memory.sleep.plan` re-reads the pin before applying
+each decision) and its salience does not decay (`memory.sleep.salience.episode_salience`).
+Pinning an archived episode restores it: the store clears `archived` and moves it back to
+`stored` in one transaction, and the episode is queued for bookkeeping, which rebuilds its
+vectors (if the process dies first, the sweep finds it `stored`). Unpinning changes nothing else: the episode is an ordinary memory again.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Reveries: the ghosts forgotten memories leave (docs/design.md section 7), read back vaguely.
 
-`memory.sleep.consolidation.write_reverie` stores one when a faded episode (salience < 0.1) is
-forgotten: its embedding blurred by uniform noise (+-0.3 per coordinate, re-normalised, so a
-reverie is only loosely near what it was about), the ids of its neighbours, and a one-line
-impression ("something about penguins, Antarctica"). `vague_recall` finds the reveries a
+`write_reverie` stores one when a faded episode (salience < 0.1) is forgotten
+(`memory.sleep.plan.forget_episode`): its embedding blurred by uniform noise (+-0.3 per
+coordinate, re-normalised, so a reverie is only loosely near what it was about), the ids of its
+neighbours, and a one-line impression ("something about penguins, Antarctica"). `vague_recall` finds the reveries a
 message is about: those whose impression shares a word with it, and those whose blurred embedding
 is still near it. The reply shows them as faded impressions ("I vaguely remember something
 about..."), never as facts or memories.
@@ -11,10 +11,16 @@ about..."), never as facts or memories.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.stores.base import SparseVector, VectorFilter
-from memory.text.sparse import encode_query, token_id, tokenize
+import numpy as np
+
+from memory.schema import Episode, as_utc, stable_uid
+from memory.stores.base import SparseVector, VectorFilter, VectorPoint
+from memory.text.sparse import encode_document, encode_query, token_id, tokenize
 
 if TYPE_CHECKING:
     from memory.services import Services
@@ -29,6 +35,15 @@ penguins?" against a penguin documentary), so the impression's words recall it t
 IMPRESSION_PREFIX = "something about "
 """How every impression starts; its words match nothing (a reverie's sparse vector is built from
 what follows)."""
+
+REVERIE_SALIENCE = 0.1
+"""A forgotten episode below this salience leaves a reverie."""
+
+REVERIE_NOISE = 0.3
+"""Uniform noise added to each coordinate of a reverie's embedding before re-normalising."""
+
+IMPRESSION_WORDS = 4
+"""How many subjects a reverie's impression keeps: vague, but enough words to be recalled by."""
 
 _PREFIX_TOKENS = frozenset(tokenize(IMPRESSION_PREFIX))
 
@@ -79,3 +94,64 @@ def query_words(text: str) -> SparseVector:
     drop = {token_id(t) for t in _PREFIX_TOKENS}
     kept = [i for i in full.indices if i not in drop]
     return SparseVector(indices=tuple(kept), values=(1.0,) * len(kept))
+
+
+def reverie_id(tenant: str, episode_uid: str) -> str:
+    """The point id of the reverie an episode left."""
+    return stable_uid(tenant, episode_uid, "reverie")
+
+
+def perturb(vector: np.ndarray, seed: str, noise: float = REVERIE_NOISE) -> list[float]:
+    """The vector plus uniform noise in [-noise, noise] per coordinate, re-normalised
+    (deterministic per seed, so re-running writes the same ghost)."""
+    rng = np.random.default_rng(int(stable_uid(seed).replace("-", "")[:16], 16))
+    out = np.asarray(vector, dtype=np.float64) + rng.uniform(-noise, noise, size=len(vector))
+    norm = float(np.linalg.norm(out)) or 1.0
+    return [float(x) for x in out / norm]
+
+
+def impression_words(candidates: Sequence[str], most: int = IMPRESSION_WORDS) -> list[str]:
+    """The first `most` candidates (entities, then topics, then the turn's longer words) that add
+    a content word the earlier ones lack: "Antarctica" and the topic "antarctica" count once."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    for candidate in candidates:
+        tokens = set(tokenize(candidate))
+        if not tokens or tokens <= seen:
+            continue
+        kept.append(candidate)
+        seen |= tokens
+        if len(kept) == most:
+            break
+    return kept
+
+
+async def write_reverie(services: Services, episode: Episode, now: datetime) -> bool:
+    """Leave the ghost of a faded episode in `reveries`: a blurred embedding, the ids of its
+    neighbours, and a one-line vague impression (its topics and entities, else a few words)."""
+    tenant, uid = episode.tenant, episode.uid
+    topics = await services.graph.episode_topics(tenant, uid)
+    entities = [e.name for e in await services.graph.episode_entities(tenant, uid)]
+    neighbours = [n.episode.uid for n in await services.graph.temporal_neighbours(tenant, uid, 1)]
+    words = [w for w in re.findall(r"[^\W_]+", episode.user_text) if len(w) > 3]
+    about = impression_words([*entities, *(t.replace("-", " ") for t in topics), *words])
+    if not about:
+        return False
+    impression = IMPRESSION_PREFIX + ", ".join(about)
+    vector = (await services.embedder.embed_documents([episode.user_text or impression]))[0]
+    point = VectorPoint(
+        id=reverie_id(tenant, uid),
+        dense=perturb(vector, reverie_id(tenant, uid)),
+        sparse=encode_document(", ".join(about)),  # the words it is about, not the prefix
+        payload={
+            "tenant": tenant,
+            "episode_uid": uid,
+            "text": impression,
+            "neighbours": neighbours,
+            "created_at": as_utc(episode.created_at).isoformat(),
+            "faded_at": now.isoformat(),
+            "archived": False,
+        },
+    )
+    await services.vectors.upsert("reveries", [point])
+    return True

@@ -2,9 +2,9 @@
 
 A deeper level includes the shallower ones (deep runs daily's expiry and micro's rescoring),
 so a deep run counts as the last daily and micro run too, and a daily run as the last micro.
-A level never run (or whose time is unreadable) is due. The times are those
-`memory.sleep.consolidation` records per level (`last_runs`), so a run by `mneme consolidate` or
-Studio counts like a scheduled one; a simulated `--now` in the future defers the schedule until
+A level never run (or whose time is unreadable) is due. The times are those every run of the
+sleep graph records per level (`memory.sleep.levels.last_runs`), so a run by `mneme consolidate`
+or Studio counts like a scheduled one; a simulated `--now` in the future defers the schedule until
 real time passes it.
 """
 
@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memory.schema import as_utc
-from memory.sleep.consolidation import Level
+from memory.sleep.levels import Level
 
 if TYPE_CHECKING:
     from memory.settings import Settings

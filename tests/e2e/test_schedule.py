@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from memory.beliefs.apperception import KEY as APPERCEPTION
-from memory.sleep.consolidation import LAST_KEY
+from memory.sleep.levels import LAST_KEY
 from tests.e2e.test_rest import serve, stop
 
 pytestmark = pytest.mark.slow

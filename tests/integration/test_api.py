@@ -13,11 +13,12 @@ from graph.bookkeeping import run_episode
 from memory.schema import VECTOR_KINDS
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.levels import Level
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from nodes.route import assess_turn
 from serve.api import MAX_SEARCH_K, InvalidInput, Memory, NotFound
+from tests.integration.test_consolidation import sleep
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
 STORY = [
@@ -235,7 +236,7 @@ async def test_erase_leaves_nothing_of_that_user_in_either_store(services: Servi
     for user in USERS:
         await tell_scored(services, user)
         # Each day's session is over: the sleep gives each its summary too.
-        await consolidate(services, user, Level.DAILY, T0 + timedelta(days=200))
+        await sleep(services, user, Level.DAILY, T0 + timedelta(days=200))
         assert await services.vectors.count("summaries", user) == len(STORY)
     assert len(await mem.diary("ada")) == len(STORY), "daily sleep wrote the diary rows"
     assert len((await mem.export("ada")).summaries) == len(STORY)

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from memory.beliefs.apperception import EMOTION_SCALE, TOPIC_SCALE, load
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
-from tests.integration.test_consolidation import T0, tell
+from memory.sleep.levels import Level
+from tests.integration.test_consolidation import T0, sleep, tell
 
 
 async def test_deep_sleep_stores_the_apperception_of_what_is_left(services: Services) -> None:
@@ -21,10 +21,10 @@ async def test_deep_sleep_stores_the_apperception_of_what_is_left(services: Serv
         ],
     )
     assert await load(services.graph, "ap") is None  # no deep sleep yet
-    micro = await consolidate(services, "ap", Level.MICRO, T0 + timedelta(days=3))
+    micro = await sleep(services, "ap", Level.MICRO, T0 + timedelta(days=3))
     assert micro.apperception is None and await load(services.graph, "ap") is None
 
-    report = await consolidate(services, "ap", Level.DEEP, T0 + timedelta(days=3))
+    report = await sleep(services, "ap", Level.DEEP, T0 + timedelta(days=3))
 
     stored = await load(services.graph, "ap")
     assert stored is not None and stored.score == report.apperception

@@ -221,11 +221,12 @@ async def test_deep_sleep_reflects_on_what_is_pending(services: Services, mind: 
 
     later = (at(1) + timedelta(days=1)).isoformat()
     micro = await run_consolidation(services, TENANT, "micro", later)
-    assert "reflection" not in micro["report"]
+    assert micro["report"]["reflection"] is None and "reflect" not in micro["report"]["stages"]
     deep = await run_consolidation(services, TENANT, "deep", later)
 
     reflection = deep["report"]["reflection"]
     assert reflection["ran"] is True and reflection["reason"] != "triage: skipped"
+    assert reflection["reflected"] is True
     state = await load_state(services.graph, TENANT)
     assert state.reflections == 1 and state.insights == []
     if mind.name == "scripted":  # the model's patch and extended snapshot landed

@@ -6,26 +6,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from graph.bookkeeping import run_episode
+from graph.consolidation import run_consolidation
+from graph.errors import ServiceError
 from memory.knowledge.facts import index_facts
 from memory.knowledge.rules import point_id
 from memory.schema import Belief, EvidenceKind, Fact
 from memory.services import Services
 from memory.services.doctor import DoctorReport, _check_consistency
-from memory.sleep.consolidation import (
-    PLAN_KEY,
-    Candidate,
-    Decision,
-    Level,
-    Thresholds,
-    consolidate,
-    reverie_id,
-)
-from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, vague_recall
+from memory.sleep.forgetting import Classifier, Thresholds, offline_classifier
+from memory.sleep.levels import Level
+from memory.sleep.plan import PLAN_KEY, Decision
+from memory.sleep.rescore import Candidate
+from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, reverie_id, vague_recall
 from memory.stores.base import VectorPoint
 from memory.text.sparse import encode_document
 from memory.write.episodes import remember
@@ -61,6 +59,24 @@ def forget_only(*uids: str):  # type: ignore[no-untyped-def]
     return classify
 
 
+async def sleep(
+    services: Services,
+    tenant: str,
+    level: str,
+    now: datetime,
+    *,
+    thresholds: Thresholds | None = None,
+    classify: Classifier | None = None,
+) -> SimpleNamespace:
+    """Run the consolidation graph as every caller does (the lease, every stage of the level);
+    its report, field by field. `thresholds` decide forgetting offline in place of the default
+    ones, `classify` in place of any."""
+    if thresholds is not None:
+        classify = offline_classifier(thresholds)
+    state = await run_consolidation(services, tenant, level, now.isoformat(), classify=classify)
+    return SimpleNamespace(**state["report"])
+
+
 async def doctor_clean(services: Services) -> list[str]:
     report = DoctorReport()
     await _check_consistency(services, report)
@@ -83,7 +99,7 @@ async def test_a_beliefs_only_evidence_survives_forget(services: Services) -> No
     await services.graph.upsert_belief(belief)
     await services.graph.add_evidence("ana", uids[1], "b1", EvidenceKind.SUPPORTS, 0.6)
 
-    report = await consolidate(
+    report = await sleep(
         services, "ana", Level.DEEP, T0 + timedelta(days=400), thresholds=FORGET_ALL
     )
 
@@ -111,7 +127,7 @@ async def test_a_forgotten_episodes_sole_fact_goes_and_a_shared_one_keeps_its_ci
     await graph.cite_fact("bo", "f-new", c)
     await index_facts(services, "bo", await graph.get_facts("bo", ["f-old", "f-shared", "f-new"]))
 
-    report = await consolidate(
+    report = await sleep(
         services, "bo", Level.DEEP, T0 + timedelta(days=300), classify=forget_only(a)
     )
 
@@ -133,7 +149,7 @@ async def test_protection_is_rechecked_as_a_batch_forgets(services: Services) ->
     await services.graph.add_fact(fact, a)
     await services.graph.cite_fact("cy", "f", b)
 
-    report = await consolidate(
+    report = await sleep(
         services, "cy", Level.DEEP, T0 + timedelta(days=500), thresholds=FORGET_ALL
     )
 
@@ -145,7 +161,7 @@ async def test_a_reverie_replaces_a_faded_node(services: Services) -> None:
     (uid,) = await tell(
         services, "di", [(0, "Watched a documentary about penguins in Antarctica.")]
     )
-    report = await consolidate(services, "di", Level.DEEP, T0 + timedelta(days=900))
+    report = await sleep(services, "di", Level.DEEP, T0 + timedelta(days=900))
 
     assert (report.forgotten, report.reveries) == (1, 1)
     assert await services.graph.get_episode("di", uid) is None
@@ -171,7 +187,7 @@ async def test_a_reverie_is_recalled_by_its_words_when_the_noise_moves_it_away(
     (uid,) = await tell(
         services, "fa", [(0, "Watched a documentary about penguins in Antarctica.")]
     )
-    await consolidate(services, "fa", Level.DEEP, T0 + timedelta(days=900))
+    await sleep(services, "fa", Level.DEEP, T0 + timedelta(days=900))
     (ghost,) = await services.vectors.scroll_points("reveries", "fa")
     unlucky = np.random.default_rng(7).normal(size=services.embedder.dim)
     about = str(ghost.payload["text"]).removeprefix(IMPRESSION_PREFIX)
@@ -193,12 +209,12 @@ async def test_a_cornerstone_never_decays_nor_is_forgotten(services: Services) -
     await services.graph.link_topics("ed", hub, [f"topic-{i}" for i in range(15)])
 
     late = T0 + timedelta(days=3000)
-    report = await consolidate(services, "ed", Level.DEEP, late, thresholds=FORGET_ALL)
+    report = await sleep(services, "ed", Level.DEEP, late, thresholds=FORGET_ALL)
 
     assert await services.graph.list_episode_uids("ed") == [hub]
     stone = await services.graph.get_episode("ed", hub)
     assert stone is not None and not stone.archived
-    fresh = await consolidate(services, "ed", Level.MICRO, late + timedelta(days=3000))
+    fresh = await sleep(services, "ed", Level.MICRO, late + timedelta(days=3000))
     again = await services.graph.get_episode("ed", hub)
     assert again is not None and again.salience == pytest.approx(stone.salience)
     assert (report.forgotten, fresh.forgotten) == (1, 0)
@@ -208,7 +224,7 @@ async def test_access_strengthens_salience_and_utility(services: Services) -> No
     a, b = await tell(services, "fa", [(0, "I had pasta for lunch."), (0, "I had rice for lunch.")])
     await services.graph.record_access("fa", [a], T0 + timedelta(days=50))
     await services.graph.record_access("fa", [a], T0 + timedelta(days=55))
-    await consolidate(services, "fa", Level.MICRO, T0 + timedelta(days=60))
+    await sleep(services, "fa", Level.MICRO, T0 + timedelta(days=60))
     used, unused = await services.graph.get_episodes("fa", [a, b])
     assert used.salience > unused.salience
     assert used.utility_score > unused.utility_score
@@ -224,8 +240,8 @@ async def test_expiry_archives_what_was_only_true_for_a_while(services: Services
             (0, "I love jazz."),
         ],
     )
-    early = await consolidate(services, "gi", Level.DAILY, T0 + timedelta(days=2))
-    late = await consolidate(services, "gi", Level.DAILY, T0 + timedelta(days=9))
+    early = await sleep(services, "gi", Level.DAILY, T0 + timedelta(days=2))
+    late = await sleep(services, "gi", Level.DAILY, T0 + timedelta(days=9))
 
     assert (early.expired, late.expired) == (0, 1)
     gone, trip, kept = await services.graph.get_episodes("gi", [week, event, lasting])
@@ -252,18 +268,18 @@ async def test_a_store_failure_mid_cycle_is_finished_by_the_next_run(
         await real(*args, **kwargs)
 
     monkeypatch.setattr(services.vectors, "delete_by_episode", fail_on_third)
-    with pytest.raises(ConnectionError):
-        await consolidate(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
+    with pytest.raises(ServiceError, match=r"sleep failed \(ConnectionError\)"):
+        await sleep(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
     monkeypatch.setattr(services.vectors, "delete_by_episode", real)
     assert await services.graph.get_tenant_state("hu", PLAN_KEY) not in (None, "[]")
     assert await doctor_clean(services) == []
 
-    finished = await consolidate(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
-    clean = await consolidate(services, "twin", Level.DEEP, when, thresholds=FORGET_ALL)
+    finished = await sleep(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
+    clean = await sleep(services, "twin", Level.DEEP, when, thresholds=FORGET_ALL)
     assert finished.resumed > 0
     assert await services.graph.get_tenant_state("hu", PLAN_KEY) == "[]"
     assert await services.graph.count_episodes("hu") == await services.graph.count_episodes("twin")
     assert await services.vectors.count("reveries", "hu") == clean.reveries
     assert await doctor_clean(services) == []
-    again = await consolidate(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
+    again = await sleep(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
     assert (again.forgotten, again.archived) == (0, 0)

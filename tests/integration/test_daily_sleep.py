@@ -9,11 +9,14 @@ from datetime import timedelta
 
 import pytest
 
+from graph.errors import ServiceError
 from memory.services import Services
 from memory.sleep.concepts import MIN_DAYS, concept_uid
-from memory.sleep.consolidation import Candidate, Decision, Level, consolidate
+from memory.sleep.levels import Level
+from memory.sleep.plan import Decision
+from memory.sleep.rescore import Candidate
 from serve.api import ConceptView, DiaryView, Memory
-from tests.integration.test_consolidation import T0, tell
+from tests.integration.test_consolidation import T0, sleep, tell
 
 MONDAY = T0
 """A Monday morning (the consolidation tests' start)."""
@@ -40,7 +43,7 @@ async def test_daily_sleep_forms_a_concept_with_its_loop_and_writes_the_diary(
     mem = Memory(services)
     assert await mem.concepts("ada") == [] and await mem.diary("ada") == []
 
-    report = await consolidate(services, "ada", Level.DAILY, NOW)
+    report = await sleep(services, "ada", Level.DAILY, NOW)
 
     (concept,) = await mem.concepts("ada")
     running = [uids[0], uids[3], uids[5], uids[7]]
@@ -75,7 +78,7 @@ async def test_daily_sleep_forms_a_concept_with_its_loop_and_writes_the_diary(
     assert await mem.concepts("bob") == [] and await mem.diary("bob") == []
 
     # Idempotent: the same day again writes nothing and gives the same records.
-    again = await consolidate(services, "ada", Level.DAILY, NOW)
+    again = await sleep(services, "ada", Level.DAILY, NOW)
     assert "concepts: 1 (0 written, 0 dissolved, 1 narrative loops)" in again.notes
     assert "diary: 0 of 8 days written" in again.notes
     assert await mem.concepts("ada") == [concept]
@@ -86,7 +89,7 @@ async def test_forgetting_a_member_drops_it_and_dissolves_a_concept_left_too_sma
     services: Services,
 ) -> None:
     uids = await tell(services, "ada", STORY)
-    await consolidate(services, "ada", Level.DAILY, NOW)
+    await sleep(services, "ada", Level.DAILY, NOW)
     graph = services.graph
     uid = concept_uid("ada", uids[0])
 
@@ -98,7 +101,7 @@ async def test_forgetting_a_member_drops_it_and_dissolves_a_concept_left_too_sma
 
     later = NOW + timedelta(days=1)
     # uids[0] and uids[7] are the only sources of facts (protected); uids[3] is not.
-    report = await consolidate(services, "ada", Level.DEEP, later, classify=forget_only(uids[3]))
+    report = await sleep(services, "ada", Level.DEEP, later, classify=forget_only(uids[3]))
     assert report.forgotten == 1
     members = await graph.concept_members("ada", uid)
     assert members.episodes == sorted([uids[0], uids[5], uids[7]])
@@ -111,7 +114,7 @@ async def test_forgetting_a_member_drops_it_and_dissolves_a_concept_left_too_sma
 
     # One more goes: two days left, under MIN_DAYS, so the concept is dissolved.
     assert MIN_DAYS == 3
-    await consolidate(
+    await sleep(
         services, "ada", Level.DEEP, later + timedelta(hours=1), classify=forget_only(uids[5])
     )
     assert await graph.list_concepts("ada") == []
@@ -122,7 +125,7 @@ async def test_deleting_a_turn_rewrites_its_day_and_erase_removes_everything(
     services: Services,
 ) -> None:
     uids = await tell(services, "ada", [*STORY, (21.1, "Also, I booked the train to Lisbon.")])
-    await consolidate(services, "ada", Level.DAILY, NOW)
+    await sleep(services, "ada", Level.DAILY, NOW)
     mem = Memory(services)
     day = (MONDAY + timedelta(days=21)).date()
     before = {d.day: d for d in await mem.diary("ada")}[day.isoformat()]
@@ -133,7 +136,7 @@ async def test_deleting_a_turn_rewrites_its_day_and_erase_removes_everything(
     graph = services.graph
     assert uids[7] not in (await graph.concept_members("ada", concept_uid("ada", uids[0]))).episodes
     assert day.isoformat() not in {d.day for d in await mem.diary("ada")}
-    await consolidate(services, "ada", Level.DAILY, NOW + timedelta(minutes=5))
+    await sleep(services, "ada", Level.DAILY, NOW + timedelta(minutes=5))
     after = {d.day: d for d in await mem.diary("ada")}[day.isoformat()]
     assert after.sources == [uids[8]] and "28 km" not in after.text
 
@@ -161,13 +164,13 @@ async def test_a_store_failure_mid_diary_is_finished_by_the_next_run(
         return await real(*args, **kwargs)
 
     monkeypatch.setattr(graph, "put_diary_entry", fail_on_third)
-    with pytest.raises(ConnectionError):
-        await consolidate(services, "hu", Level.DAILY, NOW)
+    with pytest.raises(ServiceError, match=r"sleep failed \(ConnectionError\)"):
+        await sleep(services, "hu", Level.DAILY, NOW)
     monkeypatch.setattr(graph, "put_diary_entry", real)
     assert len(await graph.list_diary("hu")) == 2
 
-    finished = await consolidate(services, "hu", Level.DAILY, NOW)
-    await consolidate(services, "twin", Level.DAILY, NOW)
+    finished = await sleep(services, "hu", Level.DAILY, NOW)
+    await sleep(services, "twin", Level.DAILY, NOW)
     assert "diary: 6 of 8 days written" in finished.notes
 
     def summary(concepts: list[ConceptView], diary: list[DiaryView]) -> object:
@@ -188,7 +191,7 @@ async def test_a_loop_records_the_emotion_that_recurs_with_it(services: Services
     ]
     await tell(services, "st", stressed)
 
-    await consolidate(services, "st", Level.DAILY, NOW)
+    await sleep(services, "st", Level.DAILY, NOW)
 
     (concept,) = await Memory(services).concepts("st")
     assert (concept.loop, concept.loop_count, concept.loop_emotion) == ("Monday", 4, "stressed")

@@ -9,12 +9,12 @@ from datetime import timedelta
 
 from memory.retrieval.diary import MAX_ENTRIES, diary_of_period
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.levels import Level
 from nodes.respond import system_prompt
 from nodes.retrieve import retrieve
 from tasks.diary_context import diary_block
 from tests.conftest import installed
-from tests.integration.test_consolidation import T0, tell
+from tests.integration.test_consolidation import T0, sleep, tell
 from tests.unit.fake_chat import human, runtime
 
 ROUTE = {"kind": "TEMPORAL", "n_results": 7, "temporal_expansion": False, "passes": []}
@@ -32,7 +32,7 @@ async def test_a_question_about_a_day_gets_that_days_diary(services: Services) -
     # T0 is Monday 2025-03-03: two days of talk, then daily sleep writes their entries.
     await tell(services, "di", [(0, "I started pottery classes tonight."), (0, "Clay is messy.")])
     await tell(services, "di", [(1, "My sister Lena visits from Berlin."), (2, "Rainy day.")])
-    await consolidate(services, "di", Level.DAILY, T0 + timedelta(days=3))
+    await sleep(services, "di", Level.DAILY, T0 + timedelta(days=3))
     written = {e.day: e.text for e in await services.graph.list_diary("di")}
     assert sorted(written) == ["2025-03-03", "2025-03-04", "2025-03-05"]
 
@@ -58,7 +58,7 @@ async def test_a_question_about_a_day_gets_that_days_diary(services: Services) -
 async def test_a_long_period_shows_its_newest_entries(services: Services) -> None:
     days = MAX_ENTRIES + 3
     await tell(services, "di", [(d, f"Day {d}: I walked the dog.") for d in range(days)])
-    await consolidate(services, "di", Level.DAILY, T0 + timedelta(days=days))
+    await sleep(services, "di", Level.DAILY, T0 + timedelta(days=days))
     found = await diary_of_period(services, "di", "What did I do in March 2025?", T0)
     assert [e["day"] for e in found] == [
         (T0 + timedelta(days=d)).date().isoformat() for d in range(3, days)

@@ -12,8 +12,8 @@ import pytest
 from graph.consolidation import run_consolidation
 from memory.schema import utcnow
 from memory.services import Services
-from memory.sleep.consolidation import last_runs
 from memory.sleep.leases import CONSOLIDATION, Busy, holding
+from memory.sleep.levels import last_runs
 from memory.sleep.schedule import Intervals
 from serve.schedule import run_due
 from tests.integration.test_consolidation import T0, tell

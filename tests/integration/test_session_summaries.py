@@ -14,9 +14,9 @@ from memory.retrieval.recipes import ablate, get_recipe
 from memory.retrieval.retrieve import retrieve
 from memory.schema import stable_uid
 from memory.services import Services
-from memory.sleep.consolidation import consolidate
 from memory.write.episodes import remember
 from memory.write.sessions import session_uid
+from tests.integration.test_consolidation import sleep
 
 T0 = datetime(2026, 1, 5, 18, 0, tzinfo=UTC)
 SESSIONS = [
@@ -101,7 +101,7 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
     graph = services.graph
     # Bookkeeping finished the nine sessions a later day's turn followed; the last is open.
     assert len(await graph.list_summaries("alice", "main")) == len(SESSIONS) - 1
-    report = await consolidate(services, "alice", "micro", now)
+    report = await sleep(services, "alice", "micro", now)
     assert report.summaries == 1
     summaries = await graph.list_summaries("alice", "main")
     assert [s.uid for s in summaries] == [
@@ -111,7 +111,7 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
     assert cat.episode_uids == tuple(uid_of(5, i) for i in range(3))
     assert "Miso" in cat.text and cat.ended_at == T0 + timedelta(days=5, minutes=10)
     assert await services.vectors.count("summaries", "alice") == len(SESSIONS)
-    again = await consolidate(services, "alice", "micro", now)
+    again = await sleep(services, "alice", "micro", now)
     assert again.summaries == 0  # nothing twice
     assert await graph.list_summaries("alice") == summaries
 

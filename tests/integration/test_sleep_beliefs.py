@@ -12,9 +12,9 @@ from memory.beliefs.evidence import apply_evidence
 from memory.beliefs.sleep import journal, replayed
 from memory.schema import EvidenceKind
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.levels import Level
 from serve.api import Memory
-from tests.integration.test_consolidation import FORGET_ALL, T0, forget_only, tell
+from tests.integration.test_consolidation import FORGET_ALL, T0, forget_only, sleep, tell
 
 FOR, AGAINST = EvidenceKind.SUPPORTS, EvidenceKind.CONTRADICTS
 
@@ -28,9 +28,7 @@ async def test_a_belief_that_lost_evidence_is_reassessed_and_journaled(
     before = await services.graph.get_belief_by_topic("bl", "green-tea")
     assert before is not None and before.evidence_count == 2
 
-    report = await consolidate(
-        services, "bl", Level.DEEP, T0 + timedelta(days=3), thresholds=FORGET_ALL
-    )
+    report = await sleep(services, "bl", Level.DEEP, T0 + timedelta(days=3), thresholds=FORGET_ALL)
 
     assert (report.forgotten, report.protected) == (1, 1)  # the last evidence is kept
     after = await services.graph.get_belief_by_topic("bl", "green-tea")
@@ -46,7 +44,7 @@ async def test_a_belief_that_lost_evidence_is_reassessed_and_journaled(
     assert entry.before.confidence == pytest.approx(before.confidence)
     assert entry.after is not None and entry.after.confidence == pytest.approx(after.confidence)
 
-    again = await consolidate(services, "bl", Level.DEEP, T0 + timedelta(days=4))
+    again = await sleep(services, "bl", Level.DEEP, T0 + timedelta(days=4))
     assert again.beliefs_reassessed == 0
     assert len(await journal(services, "bl")) == 1
     same = await services.graph.get_belief_by_topic("bl", "green-tea")
@@ -64,7 +62,7 @@ async def test_contested_is_resolved_only_by_the_evidence_left(services: Service
         assert held is not None
         await services.graph.upsert_belief(held.model_copy(update={"contested": True}))
 
-    report = await consolidate(
+    report = await sleep(
         services, "bc", Level.DEEP, T0 + timedelta(days=2), classify=forget_only(con)
     )
 
@@ -84,9 +82,9 @@ async def test_unsupported_beliefs_decay_and_a_removal_is_journaled(services: Se
     held = await services.graph.get_belief_by_topic("bd", "jazz")
     assert held is not None and 0 < held.confidence < 0.2
 
-    faded = await consolidate(services, "bd", Level.DEEP, T0 + timedelta(days=35))
+    faded = await sleep(services, "bd", Level.DEEP, T0 + timedelta(days=35))
     assert faded.beliefs_decayed == 1
-    gone = await consolidate(services, "bd", Level.DEEP, T0 + timedelta(days=400))
+    gone = await sleep(services, "bd", Level.DEEP, T0 + timedelta(days=400))
     assert gone.beliefs_removed == 1
     assert await services.graph.get_belief_by_topic("bd", "jazz") is None
     decayed, removed = await journal(services, "bd")

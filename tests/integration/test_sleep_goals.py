@@ -10,10 +10,10 @@ from datetime import timedelta
 from memory.knowledge.goals import RELEASED, goal_uid
 from memory.schema import Fact, FactKind, GoalStatus
 from memory.services import Services
-from memory.sleep.consolidation import Level, consolidate
+from memory.sleep.levels import Level
 from memory.sleep.salience import appraise
 from serve.api import Memory
-from tests.integration.test_consolidation import T0, doctor_clean, forget_only, tell
+from tests.integration.test_consolidation import T0, doctor_clean, forget_only, sleep, tell
 
 
 async def test_bookkeeping_records_the_turns_emotions_and_goals(services: Services) -> None:
@@ -66,7 +66,7 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
     )
     graph = services.graph
     keep = forget_only()  # the forgetting cycle keeps every turn: this test is about goals
-    report = await consolidate(services, "gl", Level.DEEP, T0 + timedelta(days=120), classify=keep)
+    report = await sleep(services, "gl", Level.DEEP, T0 + timedelta(days=120), classify=keep)
 
     goals = {g.text: g for g in await graph.list_goals("gl")}
     marathon, sail, portuguese, japan = (
@@ -87,7 +87,7 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
     assert marathon.changed_at == T0 + timedelta(days=120)
     assert report.goals == 4 and report.goals_changed == {"completed": 1, "abandoned": 2}
     # Idempotent: the same run again writes nothing.
-    again = await consolidate(services, "gl", Level.DEEP, T0 + timedelta(days=120), classify=keep)
+    again = await sleep(services, "gl", Level.DEEP, T0 + timedelta(days=120), classify=keep)
     assert again.goals_changed == {}
     assert {g.text: g for g in await graph.list_goals("gl")} == goals
     # The public read and the export carry them.
@@ -120,7 +120,7 @@ async def test_a_goal_superseded_by_a_newer_goal_evolves(services: Services) -> 
     stored = await graph.add_fact(new, second)
     await graph.supersede_fact("ev", "f-old", stored, stored.valid_from)
 
-    report = await consolidate(services, "ev", Level.DEEP, T0 + timedelta(days=20))
+    report = await sleep(services, "ev", Level.DEEP, T0 + timedelta(days=20))
 
     assert report.goals == 2  # deep sleep gave the goal facts their Goal nodes
     evolved = await graph.get_goal("ev", goal_uid("ev", "f-old"))
@@ -146,7 +146,7 @@ async def test_deleting_or_forgetting_a_turn_leaves_no_dangling_goal_or_emotion(
     )
     graph, memory = services.graph, Memory(services)
     keep = forget_only()
-    await consolidate(services, "dl", Level.DEEP, T0 + timedelta(days=61), classify=keep)
+    await sleep(services, "dl", Level.DEEP, T0 + timedelta(days=61), classify=keep)
     marathon = goal_uid("dl", (await graph.list_goals("dl"))[0].fact_uid)
     done = await graph.get_goal("dl", marathon)
     assert done is not None and done.evidence_uid == uids[3]
@@ -167,13 +167,13 @@ async def test_deleting_or_forgetting_a_turn_leaves_no_dangling_goal_or_emotion(
 
     # Much later the marathon is abandoned by silence, resting on its last mention; forgetting
     # that mention re-points it at the turn that stated the goal, in the same run.
-    await consolidate(services, "dl", Level.DEEP, T0 + timedelta(days=200), classify=keep)
+    await sleep(services, "dl", Level.DEEP, T0 + timedelta(days=200), classify=keep)
     quiet = await graph.get_goal("dl", marathon)
     assert quiet is not None and (quiet.status, quiet.evidence_uid) == (
         GoalStatus.ABANDONED,
         uids[2],
     )
-    report = await consolidate(
+    report = await sleep(
         services, "dl", Level.DEEP, T0 + timedelta(days=201), classify=forget_only(uids[2])
     )
     assert report.forgotten == 1 and await graph.get_episode("dl", uids[2]) is None

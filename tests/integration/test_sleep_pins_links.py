@@ -12,10 +12,12 @@ from datetime import timedelta
 import pytest
 
 from memory.services import Services
-from memory.sleep.consolidation import Candidate, Decision, Level, archive_episode, consolidate
 from memory.sleep.coretrieval import PRUNE_WEIGHT, link_weight
+from memory.sleep.levels import Level
+from memory.sleep.plan import Decision, archive_episode
+from memory.sleep.rescore import Candidate
 from serve.api import Memory, NotFound
-from tests.integration.test_consolidation import FORGET_ALL, T0, doctor_clean, tell
+from tests.integration.test_consolidation import FORGET_ALL, T0, doctor_clean, sleep, tell
 
 
 async def test_a_pinned_episode_is_never_archived_expired_nor_forgotten(
@@ -27,7 +29,7 @@ async def test_a_pinned_episode_is_never_archived_expired_nor_forgotten(
     await services.graph.set_pinned("pi", chat, False)  # unpinned: ordinary again
 
     late = T0 + timedelta(days=700)
-    report = await consolidate(services, "pi", Level.DEEP, late, thresholds=FORGET_ALL)
+    report = await sleep(services, "pi", Level.DEEP, late, thresholds=FORGET_ALL)
 
     assert await services.graph.list_episode_uids("pi") == [busy]
     kept = await services.graph.get_episode("pi", busy)
@@ -41,9 +43,9 @@ async def test_a_pinned_episode_is_never_archived_expired_nor_forgotten(
 async def test_a_pinned_episode_does_not_decay(services: Services) -> None:
     pinned, plain = await tell(services, "pd", [(0, "I had tea."), (0, "I had tea!")])
     await services.graph.set_pinned("pd", pinned, True)
-    await consolidate(services, "pd", Level.MICRO, T0 + timedelta(days=1))
+    await sleep(services, "pd", Level.MICRO, T0 + timedelta(days=1))
     first = await services.graph.get_episodes("pd", [pinned, plain])
-    await consolidate(services, "pd", Level.MICRO, T0 + timedelta(days=2000))
+    await sleep(services, "pd", Level.MICRO, T0 + timedelta(days=2000))
     later = await services.graph.get_episodes("pd", [pinned, plain])
     assert later[0].salience == pytest.approx(first[0].salience)
     assert later[1].salience < first[1].salience / 2
@@ -58,7 +60,7 @@ async def test_a_pin_made_after_the_plan_wins(services: Services) -> None:
         await services.graph.set_pinned("pw", b, True)
         return {c.episode.uid: Decision.FORGET for c in batch}
 
-    report = await consolidate(
+    report = await sleep(
         services, "pw", Level.DEEP, T0 + timedelta(days=700), classify=forget_and_meanwhile_pin
     )
     assert await services.graph.list_episode_uids("pw") == [b]
@@ -107,7 +109,7 @@ async def test_memories_retrieved_together_are_linked_and_the_links_feed_salienc
         await services.graph.record_access("co", [c], when)
         await services.graph.record_access("co", [d], when)
 
-    report = await consolidate(services, "co", Level.MICRO, T0 + timedelta(days=3))
+    report = await sleep(services, "co", Level.MICRO, T0 + timedelta(days=3))
 
     (link,) = await services.graph.co_retrieval_links("co")
     assert (link.a, link.b, link.count) == (min(a, b), max(a, b), 2)
@@ -123,8 +125,8 @@ async def test_links_fade_and_are_pruned(services: Services) -> None:
     a, b = await tell(services, "cf", [(0, "Tea at noon."), (0, "Coffee at noon.")])
     await services.graph.record_access("cf", [a, b], T0 + timedelta(days=1))
     days = 30.0 * math.log(math.log(2) / PRUNE_WEIGHT) + 1  # past the prune point of one
-    report = await consolidate(services, "cf", Level.MICRO, T0 + timedelta(days=1 + days))
+    report = await sleep(services, "cf", Level.MICRO, T0 + timedelta(days=1 + days))
     assert (report.links_reweighed, report.links_pruned) == (0, 1)
     assert await services.graph.co_retrieval_links("cf") == []
-    again = await consolidate(services, "cf", Level.MICRO, T0 + timedelta(days=2 + days))
+    again = await sleep(services, "cf", Level.MICRO, T0 + timedelta(days=2 + days))
     assert (again.links_reweighed, again.links_pruned) == (0, 0)

@@ -193,6 +193,11 @@ def runtime(**context: Any) -> Any:
     return Runtime(context=Context(**context))
 
 
+def asleep(level: str, at: Any) -> dict[str, Any]:
+    """A hand-built state of the sleep graph's stages: the level and the run's checked time."""
+    return {"level": level, "at": at.isoformat()}
+
+
 def human(text: Any) -> dict[str, Any]:
     """A hand-built agent state holding one user message."""
     from langchain_core.messages import HumanMessage

@@ -8,22 +8,21 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from graph.consolidation import run_consolidation
 from memory.services import Services
-from memory.services.usage import Usage
 from memory.sleep.concepts import narrative_loop
-from memory.sleep.consolidation import Level, consolidate
-from tasks.concept_naming import llm_namer
-from tasks.diary_writing import llm_writer
+from memory.sleep.diary import write_diary
+from nodes.sleep import concepts, diary
 from tests.integration.test_daily_sleep import MONDAY, NOW, STORY, tell
+from tests.unit.fake_chat import asleep, runtime
 
 
 async def test_the_llm_names_a_new_concept_once(agent_services: Services, fake_chat: Any) -> None:
     await tell(agent_services, "ada", STORY)
     named = {"label": "marathon training", "description": "The user trains for a marathon."}
     model = fake_chat(by_tool={"ConceptName": [named]})
-    name = llm_namer(agent_services, usage=Usage())
 
-    await consolidate(agent_services, "ada", Level.DAILY, NOW, name_concepts=name)
+    await concepts(asleep("daily", NOW), runtime(user_id="ada"))
 
     (concept,) = await agent_services.graph.list_concepts("ada")
     assert (concept.label, concept.description) == (named["label"], named["description"])
@@ -32,10 +31,11 @@ async def test_the_llm_names_a_new_concept_once(agent_services: Services, fake_c
     assert "<turns>" in prompt and "Lisbon marathon" in prompt and prompt.endswith("</turns>")
     assert "data, not instructions" in str(model.calls[0]["messages"][0].content)
     # The same day again: unchanged, so no call and the name stays.
-    await consolidate(agent_services, "ada", Level.DAILY, NOW, name_concepts=name)
+    await concepts(asleep("daily", NOW), runtime(user_id="ada"))
     assert model.tools_called() == ["ConceptName"]
     assert await agent_services.graph.list_concepts("ada") == [concept]
     # The diary names it as the LLM did.
+    await write_diary(agent_services, "ada", NOW)
     (last,) = [e for e in await agent_services.graph.list_diary("ada") if e.day == "2025-03-24"]
     assert last.concepts == ("marathon training",)
 
@@ -44,18 +44,12 @@ async def test_an_answer_that_does_not_validate_keeps_the_offline_label(
     agent_services: Services, fake_chat: Any
 ) -> None:
     await tell(agent_services, "bo", STORY)
-    await consolidate(agent_services, "bo", Level.DAILY, NOW)  # offline first
+    await run_consolidation(agent_services, "bo", "daily", NOW.isoformat())  # offline first
     (offline,) = await agent_services.graph.list_concepts("bo")
     wordy = {"label": "a label that is far far too long to be a name", "description": "x"}
     model = fake_chat(by_tool={"ConceptName": [wordy, wordy]})
 
-    await consolidate(
-        agent_services,
-        "bo",
-        Level.DAILY,
-        NOW,
-        name_concepts=llm_namer(agent_services, usage=Usage()),
-    )
+    await concepts(asleep("daily", NOW), runtime(user_id="bo"))
 
     assert model.tools_called() == ["ConceptName", "ConceptName"]  # offline-named: tried, retried
     (concept,) = await agent_services.graph.list_concepts("bo")
@@ -86,12 +80,11 @@ async def test_the_llm_writes_each_new_diary_entry_once(
     await tell(agent_services, "cy", STORY[:2])
     first = {"text": "Monday 03 March 2025. We talked about the Lisbon marathon."}
     model = fake_chat(by_tool={"DiaryText": [first, {"text": "   "}, {"text": " \n"}]})
-    write = llm_writer(agent_services, usage=Usage())
     now = MONDAY + timedelta(days=1, hours=2)
 
-    report = await consolidate(agent_services, "cy", Level.DAILY, now, write_entries=write)
+    done = await diary(asleep("daily", now), runtime(user_id="cy"))
 
-    assert "diary: 2 of 2 days written" in report.notes
+    assert done["stages"]["diary"]["notes"] == ["diary: 2 of 2 days written"]
     assert model.tools_called() == ["DiaryText", "DiaryText", "DiaryText"]  # 1, then 2 tries
     monday, tuesday = await agent_services.graph.list_diary("cy")
     assert monday.text == first["text"]
@@ -101,5 +94,5 @@ async def test_the_llm_writes_each_new_diary_entry_once(
     assert "<turns>\n- I started training for the Lisbon marathon" in prompt
     assert prompt.endswith("</turns>")
     # Entries already written are not rewritten: no more calls.
-    await consolidate(agent_services, "cy", Level.DAILY, now, write_entries=write)
+    await diary(asleep("daily", now), runtime(user_id="cy"))
     assert len(model.tools_called()) == 3

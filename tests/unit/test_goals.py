@@ -18,12 +18,11 @@ from memory.knowledge.goals import (
 )
 from memory.schema import Episode, Fact, FactKind, Goal, GoalStatus
 from memory.services import Services
-from memory.services.usage import Usage
 from memory.sleep.concepts import loop_emotion_of
-from memory.sleep.consolidation import Level, consolidate
 from memory.text.sparse import token_set
-from tasks.goal_assessment import llm_judge
-from tests.integration.test_consolidation import T0, forget_only, tell
+from nodes import sleep as stage
+from tests.integration.test_consolidation import T0, tell
+from tests.unit.fake_chat import asleep, runtime
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 
@@ -117,16 +116,8 @@ async def test_the_llm_judges_goals_with_later_mentions_in_one_call(
         ]
     }
     model = fake_chat(by_tool={"GoalJudgements": [answer]})
-    judge = llm_judge(agent_services, usage=Usage())
 
-    report = await consolidate(
-        agent_services,
-        "ll",
-        Level.DEEP,
-        T0 + timedelta(days=30),
-        classify=forget_only(),
-        judge_goals=judge,
-    )
+    done = await stage.goals(asleep("deep", T0 + timedelta(days=30)), runtime(user_id="ll"))
 
     assert model.tools_called() == ["GoalJudgements"]
     prompt = str(model.calls[0]["messages"][-1].content)
@@ -138,7 +129,7 @@ async def test_the_llm_judges_goals_with_later_mentions_in_one_call(
     assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[2])
     assert marathon.reason == "judged completed: finished in 4 hours"
     assert goals["The user wants to learn Portuguese."].status is GoalStatus.ACTIVE
-    assert report.goals_changed == {"completed": 1}
+    assert done["stages"]["goals"]["goals_changed"] == {"completed": 1}
 
 
 async def test_an_answer_that_does_not_validate_falls_back_to_the_rules(
@@ -148,14 +139,7 @@ async def test_an_answer_that_does_not_validate_falls_back_to_the_rules(
     unknown_turn = {"judgements": [{"goal": "g1", "status": "completed", "turn": "t99"}]}
     model = fake_chat(by_tool={"GoalJudgements": [unknown_turn, unknown_turn]})
 
-    await consolidate(
-        agent_services,
-        "fb",
-        Level.DEEP,
-        T0 + timedelta(days=30),
-        classify=forget_only(),
-        judge_goals=llm_judge(agent_services, usage=Usage()),
-    )
+    await stage.goals(asleep("deep", T0 + timedelta(days=30)), runtime(user_id="fb"))
 
     assert model.tools_called() == ["GoalJudgements", "GoalJudgements"]  # tried, retried
     goals = {g.text: g for g in await agent_services.graph.list_goals("fb")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memory.settings import load_settings
-from memory.sleep.consolidation import Level
+from memory.sleep.levels import Level
 from memory.sleep.schedule import Intervals, due_level
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from memory.retrieval.ranking import estimate_tokens
 from memory.schema import Episode, NewEpisode
-from memory.sleep.consolidation import forget_episode
+from memory.sleep.plan import forget_episode
 from memory.stores.graph.episodes import episode_record
 from memory.write.episodes import remember
 from memory.write.sessions import (

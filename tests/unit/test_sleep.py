@@ -16,14 +16,10 @@ from graph.consolidation import run_consolidation
 from memory.schema import ESS, Episode, ReasoningType
 from memory.services import Services
 from memory.services.usage import Usage
-from memory.sleep.consolidation import (
-    Candidate,
-    Decision,
-    Level,
-    consolidate,
-    expires_at,
-    impression_words,
-)
+from memory.sleep.expiry import expires_at
+from memory.sleep.plan import Decision
+from memory.sleep.rescore import Candidate
+from memory.sleep.reveries import impression_words
 from memory.sleep.salience import (
     CORNERSTONE_CONNECTIONS,
     Appraisal,
@@ -33,7 +29,9 @@ from memory.sleep.salience import (
     utility,
 )
 from memory.write.episodes import InvalidInput, remember
+from nodes.sleep import forget
 from tasks.forgetting import ForgetBatch, ForgetDecision, llm_classifier, resolve, short_ids
+from tests.unit.fake_chat import asleep, runtime
 
 T0 = datetime(2025, 1, 1, 9, tzinfo=UTC)
 
@@ -180,15 +178,15 @@ async def test_the_llm_decides_through_truncated_ids(
         }
 
     model = fake_chat(by_tool={"ForgetBatch": [answer]})
-    usage = Usage()
     now = T0 + timedelta(days=200)
-    classify = llm_classifier(agent_services, now, usage=usage)
     with caplog.at_level(logging.WARNING, logger="mneme.forgetting"):
-        report = await consolidate(agent_services, "alice", Level.DEEP, now, classify=classify)
+        done = await forget(asleep("deep", now), runtime(user_id="alice"))
 
     assert model.tools_called() == ["ForgetBatch"]
     assert all(len(s) == 8 for s in seen) and len(seen) == 4
-    assert (report.forgotten, report.archived, report.kept) == (1, 1, 2)
+    report = done["stages"]["forget"]
+    assert (report["forgotten"], report["archived"], report["kept"]) == (1, 1, 2)
+    assert done["usage"]["tasks"]["forgetting"]["calls"] == 1
     assert await agent_services.graph.list_episode_uids("alice") == sorted(uids[1:])
     assert "unknown id 'zzzzzzzz'" in caplog.text and "unknown id ''" in caplog.text
 

@@ -15,7 +15,7 @@ from memory.stores.graph.inputs import distinct
 
 
 class ConsolidationStore(ABC):
-    """Reads and deletes of the forgetting cycle (`memory.sleep.consolidation`)."""
+    """Reads and deletes of sleep's stages (`memory.sleep.rescore`, `.forgetting`, `.plan`)."""
 
     async def episode_connections(
         self, tenant: str, uids: Sequence[str], *, min_link_weight: float = STRONG_LINK

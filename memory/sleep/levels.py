@@ -1,0 +1,87 @@
+"""The levels of sleep, the input a run is checked against, and when each level last ran.
+
+Three levels, each idempotent and safe to kill half way (the next run finishes it): **micro**
+(co-retrieval links, scores, session summaries), **daily** (micro, then expiry, concepts and the
+diary), **deep** (daily with the forgetting cycle, beliefs, goals, apperception and reflection).
+The stages live beside this module, one module each; which run at which level is drawn in
+`graph/consolidation.py`, the one place sleep is run from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from memory.schema import as_utc, utcnow
+from memory.write.episodes import InvalidInput
+
+if TYPE_CHECKING:
+    from memory.services import Services
+
+LAST_KEY = "consolidation:last"
+"""Tenant-state key of the simulated or real time of the last run of each level (JSON)."""
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total)."""
+
+
+class Level(StrEnum):
+    """How deep a consolidation run goes."""
+
+    MICRO = "micro"
+    DAILY = "daily"
+    DEEP = "deep"
+
+
+def parse_level(value: object) -> Level:
+    """The level named by a caller; `InvalidInput` naming the choices otherwise."""
+    try:
+        return Level(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(level.value for level in Level)
+        raise InvalidInput(
+            f"unknown consolidation level {value!r}; choose one of {choices}"
+        ) from None
+
+
+async def parse_now(services: Services, tenant: str, value: object) -> datetime:
+    """The run's time: an ISO 8601 instant (naive means UTC) or None for now.
+
+    A time before the tenant's newest memory is refused: consolidation cannot run in the past
+    of the data (that would age memories backwards).
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        now = utcnow()
+    elif isinstance(value, datetime):
+        now = as_utc(value)
+    else:
+        try:
+            now = as_utc(datetime.fromisoformat(str(value).strip().replace("Z", "+00:00")))
+        except ValueError:
+            raise InvalidInput(
+                f"--now {value!r} is not an ISO 8601 time; e.g. 2024-06-01 or 2024-06-01T09:00:00Z"
+            ) from None
+    newest = await services.graph.recent_activity(tenant, 1)
+    if newest and as_utc(newest[-1]) > now:
+        raise InvalidInput(
+            f"--now {now.isoformat()} is before {tenant!r}'s newest memory "
+            f"({as_utc(newest[-1]).isoformat()}); consolidation cannot run in the past of the data"
+        )
+    return now
+
+
+async def last_runs(services: Services, tenant: str) -> dict[str, str]:
+    """The time (ISO) of the last run of each level for the tenant."""
+    raw = await services.graph.get_tenant_state(tenant, LAST_KEY)
+    value = json.loads(raw) if raw else {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+async def remember_run(services: Services, tenant: str, level: Level, now: datetime) -> None:
+    """Record `now` as the time of the tenant's last run of `level`."""
+    runs = await last_runs(services, tenant)
+    runs[level.value] = now.isoformat()
+    await services.graph.put_tenant_state(tenant, LAST_KEY, json.dumps(runs, sort_keys=True))
