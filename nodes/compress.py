@@ -137,7 +137,7 @@ def digest_messages(
 
 async def fold(
     services: Services,
-    ctx: Context,
+    model: str | None,
     summary: list[str],
     impression: str,
     overflow: list[Exchange],
@@ -147,7 +147,7 @@ async def fold(
     """The new (summary, impression) with `overflow` folded in; None when the model's answer
     failed validation (the caller keeps the previous layers)."""
     max_tokens = 2 * (budgets.summary + budgets.impression) + 200
-    if services.chat.get(Tier.STRUCTURED, ctx.model_structured, max_tokens) is None:
+    if services.chat.get(Tier.STRUCTURED, model, max_tokens) is None:
         return extractive_digest(summary, impression, overflow, budgets)
     older, shown = split_for_prompt(overflow, PROMPT_TOKENS)
     if older:
@@ -166,7 +166,7 @@ async def fold(
         fallback=keep_previous,
         chat=services.chat,
         usage=usage,
-        model=ctx.model_structured,
+        model=model,
         max_tokens=max_tokens,
         check=lambda d: digest_error(d.summary, d.impression, budgets),
     )
@@ -205,7 +205,7 @@ async def compress_thread(state: BookkeepingState, runtime: Runtime[Context]) ->
                 else:
                     folded = await fold(
                         services,
-                        ctx,
+                        ctx.model_structured,
                         layers.summary,
                         layers.impression,
                         overflow,

@@ -28,7 +28,14 @@ from memory.schema import NO_THREAD, utcnow
 from memory.services import get_services
 from memory.services.usage import Usage
 from memory.text.ordering import in_time_order, is_ordering
-from memory.write.compression import ThreadLayers, exchange_tokens, layer_tokens, load_layers
+from memory.write.compression import (
+    Budgets,
+    ThreadLayers,
+    exchange_tokens,
+    layer_tokens,
+    load_layers,
+)
+from nodes.compress import budgets_of
 from nodes.context import Context, context_of
 from nodes.record import thread_of
 from nodes.state import AgentState
@@ -112,23 +119,23 @@ THREAD_RULES = (
 )
 
 
-def thread_block(layers: ThreadLayers, ctx: Context) -> str:
-    """The thread's compressed layers, fenced, each within its budget of the run's context.
+def thread_block(layers: ThreadLayers, budgets: Budgets) -> str:
+    """The thread's compressed layers, fenced, each within its budget (the run's context's).
 
     Over a budget, the oldest key exchanges go first, then the summary's oldest points, and the
     impression is cut (the stored layers may have been built with larger budgets)."""
     if layers.empty:
         return ""
     shown = list(layers.exchanges)
-    while shown and exchange_tokens(shown) > ctx.thread_exchange_tokens:
+    while shown and exchange_tokens(shown) > budgets.exchanges:
         shown.pop(0)
     exchanges = [
         f'<exchange date="{e.at.date().isoformat()}">{defang(e.text)}</exchange>' for e in shown
     ]
     points = [f"- {defang(p)}" for p in layers.summary]
-    while points and layer_tokens(points) > ctx.thread_summary_tokens:
+    while points and layer_tokens(points) > budgets.summary:
         points.pop(0)
-    impression = defang(bounded_chars(layers.impression, ctx.thread_impression_tokens * 4))
+    impression = defang(bounded_chars(layers.impression, budgets.impression * 4))
     since = layers.first_at.date().isoformat() if layers.first_at else ""
     parts = [f'<thread since="{since}" earlier_turns="{layers.turns}">']
     if impression:
@@ -488,7 +495,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
                     instructions_block(instructions),
                     features_block(list(state.get("features") or [])),
                     reveries_block(list(state.get("reveries") or [])),
-                    thread_block(layers, ctx),
+                    thread_block(layers, budgets_of(ctx)),
                     ordering,
                     acquaintance,
                     diary_block(list(state.get("diary") or [])),
