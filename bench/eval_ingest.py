@@ -111,7 +111,7 @@ WRITE_PATH = (
     "tasks.directives",
     "tasks.entity_types",
     "tasks.ess",
-    "nodes.extract",
+    "tasks.extract",
     "tasks.facts.builders",
     "tasks.facts.lexicon",
     "tasks.facts.patterns",

@@ -35,7 +35,12 @@ from memory.text.chunking import split_turn
 from memory.write.contextual import contextualise, speaker_label
 from memory.write.episodes import index_episode
 from nodes.context import Context, context_of
-from nodes.extract import (
+from nodes.fallback import stage_note
+from nodes.knowledge import known_facts, read_window
+from nodes.provenance import belief_provenance
+from nodes.respond import DEFAULT_SNAPSHOT
+from nodes.state import BookkeepingState
+from tasks.extract import (
     Chunk,
     Extraction,
     derivatives_from,
@@ -44,11 +49,6 @@ from nodes.extract import (
     topic_slugs,
     window_lines,
 )
-from nodes.fallback import stage_note
-from nodes.knowledge import known_facts, read_window
-from nodes.provenance import belief_provenance
-from nodes.respond import DEFAULT_SNAPSHOT
-from nodes.state import BookkeepingState
 from tasks.reflection import reflect
 
 log = logging.getLogger("mneme.bookkeeping")

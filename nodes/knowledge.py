@@ -1,6 +1,6 @@
 """knowledge: the bookkeeping stage that turns an episode's statements into facts with history.
 
-The facts come from the extraction call (`nodes.extract`, which saw the episode in its window
+The facts come from the extraction call (`tasks.extract`, which saw the episode in its window
 and the known facts that may bear on it) or, when that call fell back or no LLM is configured,
 from the offline heuristic (`tasks.facts.patterns`) on the same window. Each becomes a
 `memory.knowledge.rules.Proposition` with its grounding in the source text, and `integrate` dedups,
@@ -23,9 +23,9 @@ from memory.services import Services, get_services
 from memory.stores.base import NotFound
 from memory.write.contextual import speaker_label
 from nodes.context import Context, context_of
-from nodes.extract import ExtractedFact, Extraction
 from nodes.fallback import stage_note
 from nodes.state import BookkeepingState
+from tasks.extract import ExtractedFact, Extraction
 from tasks.facts.patterns import Said, heuristic_facts
 
 WINDOW_TURNS = 2

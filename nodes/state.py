@@ -90,7 +90,7 @@ class BookkeepingState(TypedDict, total=False):
     status: str
     """The episode's status after the last step."""
     extraction: dict[str, Any]
-    """Chunks, questions, topics and entities (`nodes.extract.Extraction` as a dict)."""
+    """Chunks, questions, topics and entities (`tasks.extract.Extraction` as a dict)."""
     fallback: bool
     """True when the extraction is the heuristic one."""
     window: list[str]

@@ -17,7 +17,7 @@ from memory.embeddings.embedders import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
 from memory.write.contextual import contextualise
-from nodes.extract import derivatives_from, heuristic_extraction
+from tasks.extract import derivatives_from, heuristic_extraction
 from tests.conftest import make_settings
 from tests.e2e.conftest import BIN, ROOT, child_env, start
 

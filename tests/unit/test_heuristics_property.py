@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from memory.schema import Episode, content_hash
 from memory.text.chunking import split_turn
-from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
 from nodes.route import heuristic_assessment
 from tasks.ess import EvidenceScore, heuristic_ess
+from tasks.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
 from tasks.keywords import entities, topics
 
 CAPITALISED = st.lists(
