@@ -21,9 +21,10 @@ from graph.errors import shielded
 from memory.schema import EpisodeStatus
 from memory.services import Services, use_services
 from memory.services.queue import register_pipeline
-from nodes.bookkeeping import beliefs, extract_step, index, link, load
+from nodes.bookkeeping import beliefs, index, link, load
 from nodes.compress import compress_thread
 from nodes.context import Context
+from nodes.extract import extract_step
 from nodes.features import features
 from nodes.knowledge import knowledge
 from nodes.salience import salience

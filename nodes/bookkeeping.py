@@ -27,7 +27,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from memory.beliefs.sponge import first_snapshot
-from memory.schema import EntityType, Episode, EpisodeStatus, Fact
+from memory.schema import EntityType, Episode, EpisodeStatus
 from memory.services import Services, get_services
 from memory.services.usage import Usage
 from memory.stores.base import NotFound
@@ -36,18 +36,13 @@ from memory.write.contextual import contextualise, speaker_label
 from memory.write.episodes import index_episode
 from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.knowledge import known_facts, read_window
 from nodes.provenance import belief_provenance
 from nodes.respond import DEFAULT_SNAPSHOT
 from nodes.state import BookkeepingState
 from tasks.extract import (
-    Chunk,
     Extraction,
     derivatives_from,
-    extract,
-    heuristic_extraction,
     topic_slugs,
-    window_lines,
 )
 from tasks.reflection import reflect
 
@@ -74,53 +69,6 @@ async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
 
 
 _note = stage_note
-
-
-def plain_extraction(episode: Episode) -> Extraction:
-    """The extraction that cannot fail: the whole turn as one chunk, nothing else."""
-    return Extraction(chunks=[Chunk(text=episode.content or "(empty)")])
-
-
-async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Chunks, prospective questions, topics, entities and facts (one LLM call, heuristic
-    fallback), seeing the episode in its window of the thread and, with an LLM, the known facts
-    that may bear on it."""
-    ctx = context_of(runtime.context)
-    services, episode = await _current(state, runtime)
-    usage = Usage()
-    notes: list[str] = []
-    previous: list[Episode] = []
-    known: list[tuple[str, Fact]] = []
-    try:
-        previous = list(await read_window(services, episode))
-        if not services.chat.offline:
-            known = list(await known_facts(services, episode))
-    except Exception as exc:
-        notes.append(_note("window", exc))  # extracted on its own, without the thread
-    try:
-        extraction, fallback = await extract(
-            episode,
-            chat=services.chat,
-            usage=usage,
-            model=ctx.model_structured,
-            window=window_lines(previous),
-            known=known,
-        )
-    except Exception as exc:
-        notes.append(_note("extract", exc))
-        try:
-            extraction, fallback = heuristic_extraction(episode), True
-        except Exception as inner:
-            notes.append(_note("heuristic extraction", inner))
-            extraction, fallback = plain_extraction(episode), True
-    return {
-        "extraction": extraction.model_dump(mode="json"),
-        "fallback": fallback,
-        "notes": notes,
-        "window": [e.uid for e in previous],
-        "known": {ref: fact.uid for ref, fact in known},
-        "usage": usage.update(),
-    }
 
 
 async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -20,7 +20,14 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from memory.schema import EntityType, Episode, Fact, FactKind, topic_slug
+from memory.schema import (
+    EntityType,
+    Episode,
+    Fact,
+    FactKind,
+    topic_slug,
+)
+from memory.services import Services
 from memory.services.chat import ChatModels
 from memory.services.usage import Usage
 from memory.text.chunking import Derivative, split_turn
@@ -288,3 +295,43 @@ async def extract(
         check=check_extraction(episode, [ref for ref, _ in known]),
     )
     return value, used_fallback
+
+
+WINDOW_TURNS = 2
+"""Earlier turns of the same thread the extraction sees."""
+KNOWN_FACTS = 8
+"""Current facts shown to the model as the ones the turn may replace or build on ..."""
+KNOWN_MIN = 0.2
+"""... when at least this similar to the turn (a candidate the model is not shown still meets
+the offline supersession rule after the call)."""
+
+
+async def read_window(
+    services: Services, episode: Episode, turns: int = WINDOW_TURNS
+) -> list[Episode]:
+    """The episodes just before this one in its thread, oldest first."""
+    neighbours = await services.graph.temporal_neighbours(episode.tenant, episode.uid, turns)
+    return [
+        n.episode for n in neighbours if n.offset < 0 and n.episode.thread_id == episode.thread_id
+    ]
+
+
+async def known_facts(
+    services: Services, episode: Episode, limit: int = KNOWN_FACTS
+) -> list[tuple[str, Fact]]:
+    """The current facts most similar to the turn, numbered `K1`, `K2`, ... for the prompt."""
+    text = episode.user_text or episode.content
+    query = (await services.embedder.embed_query(text)).tolist()
+    hits = await services.vectors.search(
+        "knowledge", episode.tenant, dense=query, limit=limit * 2, score_threshold=KNOWN_MIN
+    )
+    uids = [str(h.payload.get("fact_uid", "")) for h in hits]
+    facts = [
+        f for f in await services.graph.get_facts(episode.tenant, uids) if f.superseded_by is None
+    ]
+    return [(f"K{i}", f) for i, f in enumerate(facts[:limit], start=1)]
+
+
+def plain_extraction(episode: Episode) -> Extraction:
+    """The extraction that cannot fail: the whole turn as one chunk, nothing else."""
+    return Extraction(chunks=[Chunk(text=episode.content or "(empty)")])
