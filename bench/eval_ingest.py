@@ -126,7 +126,7 @@ WRITE_PATH = (
     "nodes.provenance",
     "nodes.record",
     "tasks.reflection",
-    "nodes.route",
+    "tasks.route",
     "nodes.salience",
     "nodes.sessions",
 )
@@ -300,7 +300,7 @@ async def ingest(
 ) -> Ingested:
     """Remember and bookkeep every turn of the conversation, in order, scoring each turn's
     evidence as the agent's router does (the heuristic offline, the model with `--llm`)."""
-    from nodes.route import assess_turn
+    from tasks.route import assess_turn
 
     result = Ingested()
     start = time.perf_counter()

@@ -95,7 +95,7 @@ def choose_recipe(
     (`nodes.retrieve.plan`) from `route` (default: the offline router's decision); a fixed
     recipe name replaces the router's choice, `part` turns one part off."""
     from nodes.retrieve import plan
-    from nodes.route import heuristic_route  # the agent's offline router
+    from tasks.route import heuristic_route
 
     if route is None:
         route = heuristic_route(question).model_dump()
@@ -109,7 +109,7 @@ def choose_recipe(
 
 async def llm_route(services: Services, question: str, usage: Any) -> dict[str, Any]:
     """The agent's LLM router on one question (the heuristic when the endpoint fails)."""
-    from nodes.route import assess_turn
+    from tasks.route import assess_turn
 
     assessment = await assess_turn(question, [], chat=services.chat, usage=usage)
     return assessment.route.model_dump()

@@ -42,7 +42,7 @@ from memory.settings import Settings, load_settings
 from memory.sleep.consolidation import Level, consolidate
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
-from nodes.route import heuristic_assessment
+from tasks.route import heuristic_assessment
 
 START = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
 """Day 0 of the simulated year (a Monday)."""

@@ -1,6 +1,6 @@
 """ess_gate: decide from the message's Evidence Strength Score whether beliefs may move.
 
-The score itself comes from the router's one structured call (`nodes.route`, with the rubric,
+The score itself comes from the router's one structured call (`tasks.route`, with the rubric,
 schema and offline heuristic of `tasks.ess`); this node applies the gate of
 docs/design.md section 6 and needs no model: it passes when `memory.beliefs.evidence.recommends_update`
 does (score >= `ESS_THRESHOLD`, an argument, no manipulative reasoning). Bookkeeping decides belief provenance

@@ -40,7 +40,7 @@ class AgentState(TypedDict, total=False):
     """The user's message as the nodes see it: text, truncation, dropped content parts."""
 
     route: dict[str, Any]
-    """The router's decision (`nodes.route.RouteDecision` as a dict)."""
+    """The router's decision (`tasks.route.RouteDecision` as a dict)."""
 
     temporal: dict[str, Any]
     """Temporal context: local time, part of day, gaps since the previous conversations."""

@@ -16,8 +16,8 @@ from memory.services.usage import Usage
 from memory.sleep.consolidation import Level, consolidate
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
-from nodes.route import assess_turn
 from serve.api import InvalidInput, Memory, NotFound
+from tasks.route import assess_turn
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)
 STORY = [

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from nodes.route import RouteDecision, heuristic_route, route
+from nodes.route import route
+from tasks.route import RouteDecision, heuristic_route
 from tests.unit.fake_chat import assessment, runtime
 
 DECISION = {
