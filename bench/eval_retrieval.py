@@ -121,7 +121,7 @@ async def llm_rerank(
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
     listwise order), then the rest of the candidates in score order; a fact stands for the
     episodes that state it."""
-    from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
+    from tasks.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
     result = await rank(question, candidates, route, chat=services.chat, usage=usage)

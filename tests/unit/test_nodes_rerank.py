@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memory.schema import utcnow
-from nodes.rerank import apply_ranking, rerank
+from nodes.rerank import rerank
+from tasks.rerank import apply_ranking
 from tests.unit.fake_chat import human, runtime, seed
 
 
