@@ -107,6 +107,7 @@ WRITE_PATH = (
     "tasks.belief_assessment",
     "nodes.bookkeeping",
     "nodes.compress",
+    "tasks.compress",
     "tasks.content",
     "tasks.directives",
     "tasks.entity_types",
@@ -129,6 +130,7 @@ WRITE_PATH = (
     "tasks.route",
     "nodes.salience",
     "nodes.sessions",
+    "tasks.sessions",
 )
 """Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
 while none of them has changed."""

@@ -134,7 +134,7 @@ async def llm_rerank(
 
 def session_summariser(services: Services, usage: Any) -> Summariser:
     """The agent's session summariser: the LLM task with a model (`--llm`), else extractive."""
-    from nodes.sessions import llm_summariser
+    from tasks.sessions import llm_summariser
 
     return llm_summariser(services, usage)
 

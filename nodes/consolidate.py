@@ -4,7 +4,7 @@
 `user_id`, the authenticated caller on a server), the forgetting classifier (the LLM task in
 `tasks.forgetting`, which falls back to the utility thresholds offline), the concept namer
 (`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the goal judge
-(`tasks.goal_assessment`) and the session summariser (`nodes.sessions`); offline labels,
+(`tasks.goal_assessment`) and the session summariser (`tasks.sessions`); offline labels,
 entries, goal rules and extractive summaries without a model. Deep sleep
 ends with a reflection of the personality snapshot (`tasks.reflection.reflect`, forced: the
 same triage, patches and snapshot rule as when bookkeeping triggers it). A run holds the
@@ -25,13 +25,13 @@ from memory.services.usage import Usage
 from memory.sleep.consolidation import Level, consolidate, parse_level, parse_now
 from memory.sleep.leases import holding
 from nodes.context import Context, context_of
-from nodes.sessions import llm_summariser
 from nodes.state import ConsolidationState
 from tasks.concept_naming import llm_namer
 from tasks.diary_writing import llm_writer
 from tasks.forgetting import llm_classifier
 from tasks.goal_assessment import llm_judge
 from tasks.reflection import ReflectionResult, reflect
+from tasks.sessions import llm_summariser
 
 
 async def check(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -320,7 +320,7 @@ async def consolidate(
     the daily level and `judge_goals` judges goals with later mentions at the deep level (the
     LLM; offline labels, entries and goal rules without them). Every level ends by
     summarising the sessions whose idle gap has elapsed at `now` (`summarise`: the LLM task of
-    `nodes.sessions`, or the extractive summary)."""
+    `tasks.sessions`, or the extractive summary)."""
     level = Level(level)
     now = as_utc(now)
     thresholds = thresholds or Thresholds()

@@ -11,7 +11,7 @@ This module holds the layers' record, the offline sentence scoring that decides 
 repetition and the agent's filler are dropped), the extractive transitions, and where the layers
 are kept: one JSON document per thread in the graph store's per-tenant state (key
 `thread:<thread id>`). The LLM task that can replace the summary/impression step lives in
-`nodes.compress`; it answers the same digest shape.
+`tasks.compress`; it answers the same digest shape.
 """
 
 from __future__ import annotations

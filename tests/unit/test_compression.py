@@ -25,8 +25,9 @@ from memory.write.compression import (
     score,
 )
 from memory.write.episodes import remember
-from nodes.compress import MAX_FAILURES, PROMPT_TOKENS, compress_thread
+from nodes.compress import MAX_FAILURES, compress_thread
 from nodes.respond import respond
+from tasks.compress import PROMPT_TOKENS
 from tests.unit.fake_chat import human, runtime
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

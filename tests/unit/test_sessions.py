@@ -275,7 +275,7 @@ async def test_a_summary_that_fails_validation_falls_back_to_extractive(
 
 def _llm(services):
     from memory.services.usage import Usage
-    from nodes.sessions import llm_summariser
+    from tasks.sessions import llm_summariser
 
     return llm_summariser(services, Usage())
 
