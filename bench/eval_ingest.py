@@ -127,6 +127,7 @@ WRITE_PATH = (
     "nodes.provenance",
     "nodes.record",
     "tasks.reflection",
+    "tasks.respond",
     "tasks.route",
     "nodes.salience",
     "nodes.sessions",

@@ -37,7 +37,6 @@ from memory.write.episodes import index_episode
 from nodes.context import Context, context_of
 from nodes.fallback import stage_note
 from nodes.provenance import belief_provenance
-from nodes.respond import DEFAULT_SNAPSHOT
 from nodes.state import BookkeepingState
 from tasks.extract import (
     Extraction,
@@ -45,6 +44,7 @@ from tasks.extract import (
     topic_slugs,
 )
 from tasks.reflection import reflect
+from tasks.respond import DEFAULT_SNAPSHOT
 
 log = logging.getLogger("mneme.bookkeeping")
 

@@ -35,8 +35,8 @@ from memory.beliefs.sponge import SpongeStatus, finish_reflection, status
 from memory.schema import Belief, Episode, EvidenceKind, as_utc, topic_slug, utcnow
 from memory.services import Services, Tier
 from memory.services.usage import Usage
-from nodes.respond import DEFAULT_SNAPSHOT
 from tasks.llm import structured
+from tasks.respond import DEFAULT_SNAPSHOT
 
 log = logging.getLogger("mneme.reflection")
 

@@ -29,7 +29,7 @@ from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, vague_recall
 from memory.stores.base import VectorPoint
 from memory.text.sparse import encode_document
 from memory.write.episodes import remember
-from nodes.respond import reveries_block
+from tasks.respond import reveries_block
 from tasks.route import heuristic_assessment
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)

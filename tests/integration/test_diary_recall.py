@@ -10,9 +10,9 @@ from datetime import timedelta
 from memory.retrieval.diary import MAX_ENTRIES, diary_of_period
 from memory.services import Services
 from memory.sleep.consolidation import Level, consolidate
-from nodes.respond import system_prompt
 from nodes.retrieve import retrieve
 from tasks.diary_context import diary_block
+from tasks.respond import system_prompt
 from tests.conftest import installed
 from tests.integration.test_consolidation import T0, tell
 from tests.unit.fake_chat import human, runtime
