@@ -124,7 +124,7 @@ WRITE_PATH = (
     "tasks.keywords",
     "nodes.knowledge",
     "tasks.knowledge_prompt",
-    "nodes.provenance",
+    "tasks.provenance",
     "nodes.record",
     "tasks.reflection",
     "tasks.respond",

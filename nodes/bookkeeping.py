@@ -36,13 +36,13 @@ from memory.write.contextual import contextualise, speaker_label
 from memory.write.episodes import index_episode
 from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.provenance import belief_provenance
 from nodes.state import BookkeepingState
 from tasks.extract import (
     Extraction,
     derivatives_from,
     topic_slugs,
 )
+from tasks.provenance import belief_provenance
 from tasks.reflection import reflect
 from tasks.respond import DEFAULT_SNAPSHOT
 

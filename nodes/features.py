@@ -1,6 +1,6 @@
 """features: the bookkeeping stage that keeps the agent's semantic features (the sponge's second
 store). The belief assessment call proposed them when the episode's evidence passed the ESS
-gate (`nodes.provenance`); `memory.beliefs.features.absorb` creates or updates them, and deletes the
+gate (`tasks.provenance`); `memory.beliefs.features.absorb` creates or updates them, and deletes the
 ones the message explicitly refuted. An episode whose evidence did not pass changes nothing.
 """
 
