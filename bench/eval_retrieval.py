@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.eval_ingest import (
     Bookkeep,
@@ -46,6 +46,9 @@ from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
 from memory.sleep.consolidation import consolidate, parse_level
 from memory.write.sessions import Summariser, summarise_sessions
+
+if TYPE_CHECKING:
+    from nodes.state import Route
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
 
@@ -89,16 +92,17 @@ def ranked_turns(found: Ranked, ingested: Ingested, minimum: int = MIN_RANKED) -
 
 
 def choose_recipe(
-    question: str, recipe_name: str, part: str | None, route: dict[str, Any] | None = None
+    question: str, recipe_name: str, part: str | None, route: Route | None = None
 ) -> tuple[Recipe, list[str], dict[str, float]]:
     """Recipe, queries and credibility weights for a question, planned as the agent plans them
     (`nodes.retrieve.plan`) from `route` (default: the offline router's decision); a fixed
     recipe name replaces the router's choice, `part` turns one part off."""
     from nodes.retrieve import plan
+    from nodes.state import route_state
     from tasks.route import heuristic_route
 
     if route is None:
-        route = heuristic_route(question).model_dump()
+        route = route_state(heuristic_route(question))
     recipe, queries, weights = plan(route, question)
     if recipe_name.lower() != "auto":
         recipe, queries = get_recipe(recipe_name), [question]
@@ -107,16 +111,17 @@ def choose_recipe(
     return recipe, queries, weights
 
 
-async def llm_route(services: Services, question: str, usage: Any) -> dict[str, Any]:
+async def llm_route(services: Services, question: str, usage: Any) -> Route:
     """The agent's LLM router on one question (the heuristic when the endpoint fails)."""
+    from nodes.state import route_state
     from tasks.route import assess_turn
 
     assessment = await assess_turn(question, [], chat=services.chat, usage=usage)
-    return assessment.route.model_dump()
+    return route_state(assessment.route)
 
 
 async def llm_rerank(
-    services: Services, question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
+    services: Services, question: str, found: Sequence[Any], route: Route, usage: Any
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
     listwise order), then the rest of the candidates in score order; a fact stands for the
@@ -124,7 +129,7 @@ async def llm_rerank(
     from tasks.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
-    result = await rank(question, candidates, route, chat=services.chat, usage=usage)
+    result = await rank(question, candidates, route["kind"], chat=services.chat, usage=usage)
     first = [m["uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
     by_uid = {c.uid: c for c in found}
     kept = set(first)

@@ -8,7 +8,7 @@ kept as accessed (retrieval strengthens memory).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
@@ -17,7 +17,7 @@ from memory.schema import utcnow
 from memory.services import get_services
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
-from nodes.state import AgentState
+from nodes.state import AgentState, Found, route_of, turn_of
 from tasks.content import prompt_text
 from tasks.rerank import (
     MAX_CANDIDATES,
@@ -31,21 +31,21 @@ log = logging.getLogger("mneme.nodes.rerank")
 async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Order the candidates by relevance and keep the router's `n_results`."""
     ctx = context_of(runtime.context)
-    route = state.get("route") or {}
-    n = int(route.get("n_results") or DEFAULT_N_RESULTS)
+    route = route_of(state)
+    n = route["n_results"] or DEFAULT_N_RESULTS
     candidates = list(state.get("candidates") or [])[:MAX_CANDIDATES]
     usage = Usage()
     services = await get_services()
     result = await rank(
-        prompt_text(state.get("turn") or {}),
+        prompt_text(turn_of(state)),
         candidates,
-        route,
+        route["kind"],
         chat=services.chat,
         usage=usage,
         rerank_simple=ctx.rerank_simple,
         model=ctx.model_structured,
     )
-    memories = apply_ranking(candidates, result.ranking, n)
+    memories = cast(list[Found], apply_ranking(candidates, result.ranking, n))
     if memories:
         try:
             await services.graph.record_access(

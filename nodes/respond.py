@@ -9,7 +9,7 @@ prompt of `tasks.respond` and streams the model's reply; offline or when the mod
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -27,7 +27,7 @@ from memory.write.compression import (
 from nodes.compress import budgets_of
 from nodes.context import Context, context_of
 from nodes.record import thread_of
-from nodes.state import AgentState
+from nodes.state import AgentState, Recorded, turn_of
 from tasks.diary_context import diary_block
 from tasks.knowledge_prompt import (
     facts_block,
@@ -59,13 +59,15 @@ log = logging.getLogger("mneme.nodes.respond")
 async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the reply to the user's latest message."""
     ctx = context_of(runtime.context)
-    turn = state.get("turn") or {}
-    memories, facts = split_memories(list(state.get("memories") or []))
+    turn = turn_of(state)
+    # The prompt blocks read plain dicts (tasks/ knows no channel types).
+    memories, facts = split_memories(cast(list[dict[str, Any]], state.get("memories") or []))
     beliefs = list(state.get("beliefs") or [])
     now = utcnow()
     usage = Usage()
     snapshot = DEFAULT_SNAPSHOT
     services = await get_services()
+    episode: Recorded = state.get("episode") or {}
     instructions = []
     layers = ThreadLayers(thread_id="")
     acquaintance = ""
@@ -77,7 +79,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         instructions = await standing_instructions(
             services, ctx.user_id, str(turn.get("text", "")), now
         )
-        thread_id = str((state.get("episode") or {}).get("thread_id") or thread_of(runtime))
+        thread_id = episode.get("thread_id") or thread_of(runtime)
         if thread_id != NO_THREAD:
             layers = await load_layers(services.graph, ctx.user_id, thread_id)
         acquaintance = acquaintance_block(await load_apperception(services.graph, ctx.user_id))
@@ -92,8 +94,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     memories_text, levels = memory_block(
         memories, ctx.memory_token_budget, now, chronological=ordering
     )
-    episode = state.get("episode") or {}
-    outcome = str(episode.get("outcome", "stored"))
+    outcome = episode.get("outcome", "stored")
     reply: str | None = None
     if not turn.get("empty"):
         prompt = [
@@ -130,7 +131,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         by_rank = sorted(facts + memories, key=lambda m: int(m.get("rank") or 10**6))
         reply = plain_answer(turn, by_rank, beliefs, temporal, now, remembered)
     reply += length_note(turn, outcome) + memory_note(episode)
-    used = [{**m, "detail": "fact"} for m in facts] + [
+    used: list[dict[str, Any]] = [{**m, "detail": "fact"} for m in facts] + [
         {**m, "detail": lvl} for m, lvl in zip(memories, levels, strict=True) if lvl != "omitted"
     ]
     return {

@@ -15,7 +15,7 @@ from memory.retrieval.recipes import get_recipe
 from memory.services import get_services
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
-from nodes.state import AgentState
+from nodes.state import AgentState, evidence_state, route_state
 from tasks.content import bounded, content_text, prompt_text, read_turn
 from tasks.route import (
     RouteDecision,
@@ -53,7 +53,7 @@ async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     decision = apply_context(assessment.route, ctx)
     return {
         "turn": turn,
-        "route": decision.model_dump(),
-        "ess": assessment.evidence.model_dump(mode="json"),
+        "route": route_state(decision),
+        "ess": evidence_state(assessment.evidence),
         "usage": usage.update(reset=True),
     }

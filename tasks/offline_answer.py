@@ -20,6 +20,7 @@ from memory.text.ordering import in_time_order, is_ordering
 from memory.text.sparse import token_set
 from memory.write.contextual import speaker_label
 from tasks.content import (
+    Turn,
     bounded,
     is_question,
     without_recall_echo,
@@ -309,7 +310,7 @@ def greeting(part_of_day: str) -> str:
 
 
 def plain_answer(
-    turn: dict[str, Any],
+    turn: Turn,
     memories: list[dict[str, Any]],
     beliefs: list[dict[str, Any]],
     temporal: dict[str, Any],

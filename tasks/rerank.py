@@ -8,6 +8,7 @@ the retrieval score order stands, with memories that only ask something last: th
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -36,13 +37,13 @@ are relevant, most relevant first, and leave out the ones that do not help. \
 Call the function `RerankResult`."""
 
 
-def only_questions(candidate: dict[str, Any]) -> bool:
+def only_questions(candidate: Mapping[str, Any]) -> bool:
     """True when every fragment that matched is a question (it holds no fact)."""
     fragments = candidate.get("fragments") or []
     return bool(fragments) and all(is_question(str(f)) for f in fragments)
 
 
-def score_order(candidates: list[dict[str, Any]]) -> RerankResult:
+def score_order(candidates: Sequence[Mapping[str, Any]]) -> RerankResult:
     """The heuristic ranking: retrieval score order, memories that only ask something last."""
     order = sorted(
         range(len(candidates)),
@@ -51,14 +52,14 @@ def score_order(candidates: list[dict[str, Any]]) -> RerankResult:
     return RerankResult(ranking=[i + 1 for i in order])
 
 
-def excerpt(candidate: dict[str, Any]) -> str:
+def excerpt(candidate: Mapping[str, Any]) -> str:
     """A short excerpt of a candidate for the rerank prompt."""
     fragments = candidate.get("fragments") or [candidate.get("content", "")]
     return bounded(" / ".join(str(f) for f in fragments[:2]), EXCERPT_CHARS).replace("\n", " ")
 
 
 def rerank_prompt(
-    question: str, candidates: list[dict[str, Any]]
+    question: str, candidates: Sequence[Mapping[str, Any]]
 ) -> list[SystemMessage | HumanMessage]:
     """The rerank prompt: the message, then numbered memory excerpts."""
     lines = [
@@ -83,7 +84,7 @@ def check_ranking(n: int) -> Any:
 
 
 def apply_ranking(
-    candidates: list[dict[str, Any]], ranking: list[int], n: int
+    candidates: Sequence[Mapping[str, Any]], ranking: list[int], n: int
 ) -> list[dict[str, Any]]:
     """The candidates in ranking order (unknown and repeated ids ignored), at most n."""
     seen: set[int] = set()
@@ -97,8 +98,8 @@ def apply_ranking(
 
 async def rank(
     question: str,
-    candidates: list[dict[str, Any]],
-    route: dict[str, Any],
+    candidates: Sequence[Mapping[str, Any]],
+    kind: str,
     *,
     chat: ChatModels,
     usage: Usage,
@@ -106,11 +107,12 @@ async def rank(
     model: str | None = None,
 ) -> RerankResult:
     """The rerank order of `candidates` (1-based ids): the model's listwise ranking, or the
-    retrieval score order offline, on failure, and for SIMPLE turns unless `rerank_simple`.
+    retrieval score order offline, on failure, and for SIMPLE turns (`kind`, the route's) unless
+    `rerank_simple`.
 
     `mneme eval retrieval --llm` ranks with this function too.
     """
-    if len(candidates) <= 1 or (route.get("kind") == "SIMPLE" and not rerank_simple):
+    if len(candidates) <= 1 or (kind == "SIMPLE" and not rerank_simple):
         return score_order(candidates)
     return await structured(
         "rerank",

@@ -13,6 +13,7 @@ the lowest rank up. The reply is free text (`tasks.llm.generate`); its offline a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,7 @@ from memory.write.compression import (
 )
 from tasks.content import (
     HISTORY_CHARS,
+    Turn,
     bounded,
     content_text,
 )
@@ -317,7 +319,7 @@ def history(messages: list[AnyMessage]) -> list[BaseMessage]:
     return out
 
 
-def length_note(turn: dict[str, Any], outcome: str) -> str:
+def length_note(turn: Turn, outcome: str) -> str:
     """A note for replies to messages too long to read whole."""
     chars = int(turn.get("chars", 0))
     if chars <= REPLY_INPUT_CHARS:
@@ -329,7 +331,7 @@ def length_note(turn: dict[str, Any], outcome: str) -> str:
     )
 
 
-def memory_note(episode: dict[str, Any]) -> str:
+def memory_note(episode: Mapping[str, Any]) -> str:
     """The fixed note for a turn that was not stored normally ('' when it was)."""
     outcome = str(episode.get("outcome", "stored"))
     nul = int(episode.get("removed_nul", 0))
