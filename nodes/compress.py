@@ -21,7 +21,6 @@ from langgraph.runtime import Runtime
 from memory.schema import NO_THREAD
 from memory.services import get_services
 from memory.services.usage import Usage
-from memory.stores.base import NotFound
 from memory.write.compression import (
     MOVE_BATCH,
     VERBATIM_TURNS,
@@ -33,7 +32,7 @@ from memory.write.compression import (
 )
 from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.state import BookkeepingState
+from nodes.state import BookkeepingState, episode_of
 from tasks.compress import (
     fold,
 )
@@ -56,10 +55,7 @@ def budgets_of(ctx: Context) -> Budgets:
 async def compress_thread(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Move the episode's thread's turns that left the verbatim window down the layers."""
     ctx = context_of(runtime.context)
-    services = await get_services()
-    episode = await services.graph.get_episode(ctx.user_id, state["episode_uid"])
-    if episode is None:
-        raise NotFound(f"episode {state['episode_uid']!r} of tenant {ctx.user_id!r} does not exist")
+    services, episode = await get_services(), episode_of(state)
     usage = Usage()
     if episode.thread_id == NO_THREAD:  # stateless runs share no conversation
         return {"thread": {"moved": 0}, "usage": usage.update()}

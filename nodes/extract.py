@@ -13,11 +13,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from memory.schema import Episode, Fact
+from memory.services import get_services
 from memory.services.usage import Usage
-from nodes.bookkeeping import _current
 from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.state import BookkeepingState
+from nodes.state import BookkeepingState, episode_of
 from tasks.extract import (
     extract,
     heuristic_extraction,
@@ -33,7 +33,7 @@ async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> di
     fallback), seeing the episode in its window of the thread and, with an LLM, the known facts
     that may bear on it."""
     ctx = context_of(runtime.context)
-    services, episode = await _current(state, runtime)
+    services, episode = await get_services(), episode_of(state)
     usage = Usage()
     notes: list[str] = []
     previous: list[Episode] = []

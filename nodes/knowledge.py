@@ -16,10 +16,9 @@ from langgraph.runtime import Runtime
 
 from memory.knowledge.facts import integrate
 from memory.services import get_services
-from memory.stores.base import NotFound
-from nodes.context import Context, context_of
+from nodes.context import Context
 from nodes.fallback import stage_note
-from nodes.state import BookkeepingState
+from nodes.state import BookkeepingState, episode_of
 from tasks.extract import Extraction
 from tasks.facts.patterns import heuristic_facts
 from tasks.facts.propositions import (
@@ -30,12 +29,8 @@ from tasks.facts.propositions import (
 
 async def knowledge(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Facts from the extraction (or the offline heuristic), with dedup and supersession."""
-    services = await get_services()
-    tenant = context_of(runtime.context).user_id
-    episode = await services.graph.get_episode(tenant, state["episode_uid"])
-    if episode is None:
-        raise NotFound(f"episode {state['episode_uid']!r} of tenant {tenant!r} does not exist")
-    previous = await services.graph.get_episodes(tenant, list(state.get("window") or []))
+    services, episode = await get_services(), episode_of(state)
+    previous = await services.graph.get_episodes(episode.tenant, list(state.get("window") or []))
     said = said_of(episode, previous)
     source = "\n".join([*(p.content for p in previous), episode.content])
     refs: dict[str, str] = dict(state.get("known") or {})

@@ -12,14 +12,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from memory.services import get_services
 from memory.services.usage import Usage
 from memory.write.sessions import (
     summarise_thread,
 )
-from nodes.bookkeeping import _current
 from nodes.context import Context, context_of
 from nodes.fallback import stage_note
-from nodes.state import BookkeepingState
+from nodes.state import BookkeepingState, episode_of
 from tasks.sessions import (
     llm_summariser,
 )
@@ -28,7 +28,7 @@ from tasks.sessions import (
 async def sessions(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Summarise the sessions of the episode's thread that the episode finished."""
     ctx = context_of(runtime.context)
-    services, episode = await _current(state, runtime)
+    services, episode = await get_services(), episode_of(state)
     usage = Usage()
     try:
         written = await summarise_thread(

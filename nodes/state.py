@@ -19,7 +19,7 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from memory.retrieval.candidates import Candidate, Source
-from memory.schema import ReasoningType
+from memory.schema import Episode, ReasoningType
 from memory.services.usage import merge_usage
 from tasks.content import Turn, read_turn
 from tasks.ess import EvidenceScore, Urgency
@@ -194,6 +194,12 @@ def route_of(state: AgentState) -> Route:
     return state.get("route") or route_state(RouteDecision(kind="SIMPLE"))
 
 
+def episode_of(state: BookkeepingState) -> Episode:
+    """The run's episode, as `load` read it (a stage never reads it again: each one is
+    idempotent, and a run after a crash loads it anew)."""
+    return Episode.model_validate(state["episode"])
+
+
 def turn_of(state: AgentState) -> Turn:
     """The user's turn as `record` read it; before it ran, the turn of an empty thread."""
     return state.get("turn") or read_turn([])
@@ -265,6 +271,9 @@ class BookkeepingState(TypedDict, total=False):
     """Progress of one episode through bookkeeping."""
 
     episode_uid: str
+    episode: dict[str, Any]
+    """The episode as `load` read it (`memory.schema.Episode` as JSON): the run's one read of it,
+    which every later stage takes from here (`episode_of`)."""
     status: str
     """The episode's status after the last step."""
     extraction: dict[str, Any]

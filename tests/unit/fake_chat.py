@@ -193,6 +193,14 @@ def runtime(**context: Any) -> Any:
     return Runtime(context=Context(**context))
 
 
+async def loaded(uid: str, **context: Any) -> dict[str, Any]:
+    """A bookkeeping state after `load` read episode `uid`: what every later stage is given."""
+    from nodes.bookkeeping import load
+
+    state = {"episode_uid": uid}
+    return {**state, **await load(state, runtime(**context))}
+
+
 def human(text: Any) -> dict[str, Any]:
     """A hand-built agent state holding one user message."""
     from langchain_core.messages import HumanMessage
