@@ -293,7 +293,9 @@ async def _run_eval(
                     else None
                 )
                 loaded = load_ingest(stored, work) if stored is not None else None
-                services = await Services.open(settings_n, embedder=embedder, chat=chat)
+                services = await Services.open(
+                    settings_n, embedder=embedder, chat=chat, pipeline=bookkeep
+                )
                 try:
                     if loaded is not None:
                         ingested = loaded
@@ -311,7 +313,9 @@ async def _run_eval(
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
                             save_ingest(work, stored, ingested)
-                            services = await Services.open(settings_n, embedder=embedder, chat=chat)
+                            services = await Services.open(
+                                settings_n, embedder=embedder, chat=chat, pipeline=bookkeep
+                            )
                     ingest_s += ingested.seconds
                     turns += len(ingested.order)
                     episodes += ingested.episodes

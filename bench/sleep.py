@@ -369,7 +369,9 @@ async def bench_sleep(
     sources: dict[str, dict[str, str]] = {"sleep": {}, "awake": {}}  # uid -> kind
     totals: dict[str, int] = {}
     slept_s = 0.0
-    services = await Services.open(config, embedder=embedder, sweep_interval_s=None)
+    services = await Services.open(
+        config, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     started = time.perf_counter()
     try:
         week = 0

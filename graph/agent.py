@@ -19,7 +19,6 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from graph import bookkeeping as _bookkeeping  # noqa: F401  (registers the pipeline)
 from graph.errors import shielded
 from nodes.context import Context
 from nodes.ess_gate import ess_gate

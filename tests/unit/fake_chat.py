@@ -139,10 +139,15 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def open_agent_services(tmp_path: Path, embedder: Embedder, **overrides: Any) -> Services:
-    """Real services on a fresh embedded memory (offline, a queue that sweeps only at start),
-    installed as the process's services."""
+    """Real services on a fresh embedded memory (offline, the bookkeeping graph on a queue that
+    sweeps only at start), installed as the process's services."""
+    from graph.bookkeeping import run_episode
+
     svc = await Services.open(
-        make_settings(tmp_path, "sqlite", **overrides), embedder=embedder, sweep_interval_s=None
+        make_settings(tmp_path, "sqlite", **overrides),
+        embedder=embedder,
+        pipeline=run_episode,
+        sweep_interval_s=None,
     )
     set_services(svc)
     return svc
