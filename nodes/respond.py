@@ -43,6 +43,7 @@ from tasks.respond import (
     DEFAULT_SNAPSHOT,
     acquaintance_block,
     beliefs_block,
+    core_identity,
     history,
     length_note,
     memory_block,
@@ -100,7 +101,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         prompt = [
             SystemMessage(
                 content=system_prompt(
-                    services.settings.core_identity,
+                    core_identity(services.settings.core_identity),
                     snapshot,
                     temporal,
                     memories_text,

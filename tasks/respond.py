@@ -44,6 +44,14 @@ REPLY_INPUT_CHARS = 8000
 DETAILED_CHARS = 1200
 BRIEF_CHARS = 300
 
+DEFAULT_CORE_IDENTITY = (
+    "You are mneme, a warm, curious and honest companion with a long-term memory. You remember "
+    "what people tell you across conversations and use it to be helpful. You never invent "
+    "memories: when you do not remember something, you say so plainly."
+)
+"""The immutable core identity beneath the personality snapshot when the operator set none
+(`MNEME_CORE_IDENTITY`); never rewritten."""
+
 DEFAULT_SNAPSHOT = (
     "I am still getting to know this person. I am attentive, I keep track of what matters to "
     "them, and I form views slowly, from evidence."
@@ -253,6 +261,11 @@ def acquaintance_block(found: Apperception | None) -> str:
         return ""
     tag = f'<acquaintance level="{found.level}" score="{found.score:.2f}"/>'
     return f"{tag}\n{ACQUAINTANCE[found.level]}"
+
+
+def core_identity(configured: str | None) -> str:
+    """Who the agent is: the operator's core identity, else the default one."""
+    return DEFAULT_CORE_IDENTITY if configured is None else configured
 
 
 def system_prompt(
