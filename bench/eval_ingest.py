@@ -112,6 +112,7 @@ WRITE_PATH = (
     "tasks.directives",
     "tasks.entity_types",
     "tasks.ess",
+    "tasks.ess_cues",
     "nodes.extract",
     "tasks.extract",
     "tasks.facts.propositions",
