@@ -127,6 +127,7 @@ WRITE_PATH = (
     "tasks.knowledge_prompt",
     "tasks.provenance",
     "nodes.record",
+    "tasks.reflect",
     "tasks.reflection",
     "tasks.respond",
     "tasks.route",

@@ -43,7 +43,7 @@ from tasks.extract import (
     topic_slugs,
 )
 from tasks.provenance import belief_provenance
-from tasks.reflection import reflect
+from tasks.reflect import reflect
 from tasks.respond import DEFAULT_SNAPSHOT
 
 log = logging.getLogger("mneme.bookkeeping")

@@ -6,7 +6,7 @@
 (`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the goal judge
 (`tasks.goal_assessment`) and the session summariser (`tasks.sessions`); offline labels,
 entries, goal rules and extractive summaries without a model. Deep sleep
-ends with a reflection of the personality snapshot (`tasks.reflection.reflect`, forced: the
+ends with a reflection of the personality snapshot (`tasks.reflect.reflect`, forced: the
 same triage, patches and snapshot rule as when bookkeeping triggers it). A run holds the
 tenant's consolidation lease (`memory.sleep.leases`) throughout: one run per tenant across processes,
 and `Busy` for a run that finds another process's.
@@ -30,7 +30,7 @@ from tasks.concept_naming import llm_namer
 from tasks.diary_writing import llm_writer
 from tasks.forgetting import llm_classifier
 from tasks.goal_assessment import llm_judge
-from tasks.reflection import ReflectionResult, reflect
+from tasks.reflect import ReflectionResult, reflect
 from tasks.sessions import llm_summariser
 
 

@@ -4,7 +4,7 @@ A qualifying turn (ESS passed, reasoning not manipulative) stages a one-sentence
 turn's state; anything else freezes the personality for this turn and says why. This node only
 decides and records in the turn's state: the durable part (provenance edges, bounded belief
 moves, the persisted insight and shift, reflection when due) runs in bookkeeping
-(`tasks.provenance`, `tasks.reflection`) from the ESS stored on the episode, so a restart or a
+(`tasks.provenance`, `tasks.reflect`) from the ESS stored on the episode, so a restart or a
 sweep decides exactly as the live turn did.
 """
 

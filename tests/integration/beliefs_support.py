@@ -20,7 +20,7 @@ from memory.services.usage import Usage
 from memory.write.episodes import remember
 from tasks.ess import EvidenceScore, assess_ess
 from tasks.provenance import ProvenanceResult, belief_provenance
-from tasks.reflection import ReflectionResult, reflect
+from tasks.reflect import ReflectionResult, reflect
 from tasks.route import heuristic_route
 from tests.conftest import installed
 from tests.unit.fake_chat import ScriptedChatModel
