@@ -49,6 +49,7 @@ WRITE_PATH = (
     "memory.write.compression",
     "memory.write.contextual",
     "memory.embeddings.embedders",
+    "memory.embeddings.remote",
     "memory.write.episodes",
     "memory.knowledge.emotions",
     "memory.knowledge.rules",
