@@ -45,6 +45,7 @@ WRITE_PATH = (
     "graph.errors",
     "memory.beliefs.apperception",
     "memory.beliefs.evidence",
+    "memory.beliefs.views",
     "memory.text.chunking",
     "memory.write.compression",
     "memory.write.contextual",

@@ -16,8 +16,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from memory.beliefs.evidence import belief_views
 from memory.beliefs.features import search_features
+from memory.beliefs.views import belief_views
 from memory.retrieval.diary import diary_of_period
 from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval.retrieve import retrieve as search_memory

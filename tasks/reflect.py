@@ -15,15 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memory.beliefs.evidence import (
-    DecayReport,
-    SnapshotOutcome,
-    decay_beliefs,
-    propose_snapshot,
-    relevant_beliefs,
-)
+from memory.beliefs.evidence import DecayReport, SnapshotOutcome, decay_beliefs, propose_snapshot
 from memory.beliefs.revision import Citation, Revision, new_belief, patch_belief
 from memory.beliefs.sponge import SpongeStatus, finish_reflection, status
+from memory.beliefs.views import relevant_beliefs
 from memory.schema import EvidenceKind, as_utc, topic_slug, utcnow
 from memory.services import Services, Tier
 from memory.services.usage import Usage
