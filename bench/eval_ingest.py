@@ -48,6 +48,7 @@ WRITE_PATH = (
     "memory.beliefs.views",
     "memory.text.chunking",
     "memory.write.compression",
+    "memory.text.salient",
     "memory.write.contextual",
     "memory.embeddings.embedders",
     "memory.embeddings.remote",

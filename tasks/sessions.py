@@ -19,7 +19,7 @@ from memory.schema import Episode, topic_slug
 from memory.services import Services
 from memory.services.chat import Tier
 from memory.services.usage import Usage
-from memory.write.compression import cut
+from memory.text.salient import cut
 from memory.write.sessions import (
     SUMMARY_TOKENS,
     Draft,

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from memory.retrieval.ranking import estimate_tokens
 from memory.schema import Episode, NewEpisode
 from memory.stores.graph.episodes import episode_record
+from memory.text.salient import score
 from memory.write.compression import (
     EXCHANGE_CHARS,
     VERBATIM_TURNS,
@@ -22,7 +23,6 @@ from memory.write.compression import (
     layer_tokens,
     load_layers,
     save_layers,
-    score,
 )
 from memory.write.episodes import remember
 from nodes.compress import MAX_FAILURES, compress_thread
