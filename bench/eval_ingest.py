@@ -57,6 +57,7 @@ WRITE_PATH = (
     "memory.knowledge.rules",
     "memory.beliefs.features",
     "memory.knowledge.goals",
+    "memory.knowledge.goal_rules",
     "memory.knowledge.facts",
     "memory.write.outbox",
     "memory.write.quarantine",

@@ -52,7 +52,8 @@ import numpy as np
 from memory.beliefs.apperception import assess
 from memory.beliefs.sleep import sleep_beliefs
 from memory.knowledge.facts import index_facts
-from memory.knowledge.goals import Judge, reassess_goals
+from memory.knowledge.goal_rules import Judge
+from memory.knowledge.goals import reassess_goals
 from memory.knowledge.goals import release_episode as release_goals
 from memory.knowledge.rules import point_id
 from memory.schema import Episode, EpisodeStatus, as_utc, stable_uid, utcnow
