@@ -97,7 +97,12 @@ class BookkeepingQueue:
         """Queue an episode for bookkeeping; False when it must wait for the sweep (queue full,
         or no pipeline)."""
         if self.pipeline is None:
-            log.warning("these services run no bookkeeping pipeline; episode %s stays pending", uid)
+            log.warning(
+                "these services were opened without a bookkeeping pipeline (give them one: "
+                "Services.open(pipeline=graph.bookkeeping.run_episode)); episode %s stays "
+                "pending for the sweep of a process that has one",
+                uid,
+            )
             return False
         queue = self._ensure_started()
         try:
