@@ -45,15 +45,19 @@ WRITE_PATH = (
     "graph.errors",
     "memory.beliefs.apperception",
     "memory.beliefs.evidence",
+    "memory.beliefs.views",
     "memory.text.chunking",
     "memory.write.compression",
+    "memory.text.salient",
     "memory.write.contextual",
     "memory.embeddings.embedders",
+    "memory.embeddings.remote",
     "memory.write.episodes",
     "memory.knowledge.emotions",
     "memory.knowledge.rules",
     "memory.beliefs.features",
     "memory.knowledge.goals",
+    "memory.knowledge.goal_rules",
     "memory.knowledge.facts",
     "memory.write.outbox",
     "memory.write.quarantine",
@@ -107,11 +111,15 @@ WRITE_PATH = (
     "tasks.belief_assessment",
     "nodes.bookkeeping",
     "nodes.compress",
+    "tasks.compress",
     "tasks.content",
     "tasks.directives",
     "tasks.entity_types",
     "tasks.ess",
+    "tasks.ess_cues",
     "nodes.extract",
+    "tasks.extract",
+    "tasks.facts.propositions",
     "tasks.facts.builders",
     "tasks.facts.lexicon",
     "tasks.facts.patterns",
@@ -121,12 +129,15 @@ WRITE_PATH = (
     "tasks.keywords",
     "nodes.knowledge",
     "tasks.knowledge_prompt",
-    "nodes.provenance",
+    "tasks.provenance",
     "nodes.record",
+    "tasks.reflect",
     "tasks.reflection",
-    "nodes.route",
+    "tasks.respond",
+    "tasks.route",
     "nodes.salience",
     "nodes.sessions",
+    "tasks.sessions",
 )
 """Modules whose source decides what an ingest writes: a stored ingest (`--store`) is reused only
 while none of them has changed."""
@@ -298,7 +309,7 @@ async def ingest(
 ) -> Ingested:
     """Remember and bookkeep every turn of the conversation, in order, scoring each turn's
     evidence as the agent's router does (the heuristic offline, the model with `--llm`)."""
-    from nodes.route import assess_turn
+    from tasks.route import assess_turn
 
     result = Ingested()
     start = time.perf_counter()

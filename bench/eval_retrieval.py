@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.eval_ingest import (
     Bookkeep,
@@ -47,6 +47,9 @@ from memory.services.usage import Usage
 from memory.settings import ConfigError, Settings, load_settings
 from memory.sleep.levels import parse_level
 from memory.write.sessions import Summariser, summarise_sessions
+
+if TYPE_CHECKING:
+    from nodes.state import Route
 
 __all__ = ["EvalInputError", "EvalResult", "Ingested", "ranked_turns", "read_memeval", "run_eval"]
 
@@ -90,17 +93,18 @@ def ranked_turns(found: Ranked, ingested: Ingested, minimum: int = MIN_RANKED) -
 
 
 def choose_recipe(
-    question: str, recipe_name: str, part: str | None, route: dict[str, Any] | None = None
+    question: str, recipe_name: str, part: str | None, route: Route | None = None
 ) -> tuple[Recipe, list[str], dict[str, float], int]:
-    """Recipe, queries, credibility weights and result count (`nodes.route.result_count`) for
+    """Recipe, queries, credibility weights and result count (`tasks.route.result_count`) for
     a question, planned as the agent plans them (`nodes.retrieve.plan`) from `route` (default:
     the offline router's decision); a fixed recipe name replaces the router's choice (and its
     count by that kind's), `part` turns one part off."""
     from nodes.retrieve import plan
-    from nodes.route import heuristic_route, result_count  # the agent's offline router
+    from nodes.state import route_state
+    from tasks.route import heuristic_route, result_count
 
     if route is None:
-        route = heuristic_route(question).model_dump()
+        route = route_state(heuristic_route(question))
     recipe, queries, weights = plan(route, question)
     count = result_count(route)
     if recipe_name.lower() != "auto":
@@ -111,24 +115,25 @@ def choose_recipe(
     return recipe, queries, weights, count
 
 
-async def llm_route(services: Services, question: str, usage: Any) -> dict[str, Any]:
+async def llm_route(services: Services, question: str, usage: Any) -> Route:
     """The agent's LLM router on one question (the heuristic when the endpoint fails)."""
-    from nodes.route import assess_turn
+    from nodes.state import route_state
+    from tasks.route import assess_turn
 
     assessment = await assess_turn(question, [], chat=services.chat, usage=usage)
-    return assessment.route.model_dump()
+    return route_state(assessment.route)
 
 
 async def llm_rerank(
-    services: Services, question: str, found: Sequence[Any], route: dict[str, Any], usage: Any
+    services: Services, question: str, found: Sequence[Any], route: Route, usage: Any
 ) -> list[str]:
     """Episode uids in the agent's rerank order: what the rerank node keeps first (the model's
     listwise order), then the rest of the candidates in score order; a fact stands for the
     episodes that state it."""
-    from nodes.rerank import MAX_CANDIDATES, apply_ranking, rank
+    from tasks.rerank import MAX_CANDIDATES, apply_ranking, rank
 
     candidates = [c.as_dict() for c in found[:MAX_CANDIDATES]]
-    result = await rank(question, candidates, route, chat=services.chat, usage=usage)
+    result = await rank(question, candidates, route["kind"], chat=services.chat, usage=usage)
     first = [m["uid"] for m in apply_ranking(candidates, result.ranking, len(candidates))]
     by_uid = {c.uid: c for c in found}
     kept = set(first)
@@ -138,7 +143,7 @@ async def llm_rerank(
 
 def session_summariser(services: Services, usage: Any) -> Summariser:
     """The agent's session summariser: the LLM task with a model (`--llm`), else extractive."""
-    from nodes.sessions import llm_summariser
+    from tasks.sessions import llm_summariser
 
     return llm_summariser(services, usage)
 
@@ -310,7 +315,9 @@ async def _run_eval(
                     else None
                 )
                 loaded = load_ingest(stored, work) if stored is not None else None
-                services = await Services.open(settings_n, embedder=embedder, chat=chat)
+                services = await Services.open(
+                    settings_n, embedder=embedder, chat=chat, pipeline=bookkeep
+                )
                 try:
                     if loaded is not None:
                         ingested = loaded
@@ -328,7 +335,9 @@ async def _run_eval(
                         if stored is not None:  # stores flushed and unlocked before the copy
                             await services.close()
                             save_ingest(work, stored, ingested)
-                            services = await Services.open(settings_n, embedder=embedder, chat=chat)
+                            services = await Services.open(
+                                settings_n, embedder=embedder, chat=chat, pipeline=bookkeep
+                            )
                     ingest_s += ingested.seconds
                     turns += len(ingested.order)
                     episodes += ingested.episodes

@@ -47,11 +47,13 @@ async def main(data: Path, acks: Path, faults: Path, first: int, last: int) -> N
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    import graph.bookkeeping  # noqa: F401  (registers the pipeline)
     from graph.agent import builder
-    from memory.services import close_services, get_services
+    from graph.bookkeeping import run_episode
+    from memory.services import Services, close_services, set_services
+    from memory.settings import get_settings
 
-    services = await get_services()
+    services = await Services.open(get_settings(), pipeline=run_episode)
+    set_services(services)  # what the agent's nodes get
     install_faults(services, faults)
     services.bookkeeping.start()  # drains the outbox and sweeps what a killed run left
     app: Any = builder.compile(checkpointer=InMemorySaver())

@@ -155,7 +155,6 @@ def drive(work: Path, turns: int, kills: int, seed: int, deadline_s: float) -> F
 
 async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultReport:
     """Open the stores here, file the outbox, sweep everything, then count what was lost."""
-    import graph.bookkeeping  # noqa: F401
     from graph.bookkeeping import run_episode
     from memory.schema import Episode, EpisodeStatus
     from memory.services import Services
@@ -171,7 +170,9 @@ async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultR
         qdrant_url=None,
         qdrant_path=None,
     )
-    services = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
+    services = await Services.open(
+        settings, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     try:
 
         async def process(episode: Episode) -> None:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from bench.memeval import episodes_of, read_memeval
 from memory.schema import Episode, content_hash, episode_content
-from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
-from nodes.knowledge import said_of
-from nodes.route import heuristic_assessment
 from tasks.belief_assessment import claim_of, heuristic_features
+from tasks.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
 from tasks.facts.patterns import heuristic_facts
+from tasks.facts.propositions import said_of
+from tasks.route import heuristic_assessment
 
 
 @dataclass(slots=True)

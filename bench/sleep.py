@@ -45,7 +45,7 @@ from memory.services import Services
 from memory.settings import Settings, load_settings
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
-from nodes.route import DEFAULT_N_RESULTS, heuristic_assessment
+from tasks.route import DEFAULT_N_RESULTS, heuristic_assessment
 
 START = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
 """Day 0 of the simulated year (a Monday)."""
@@ -389,7 +389,9 @@ async def bench_sleep(
     sources: dict[str, dict[str, str]] = {"sleep": {}, "awake": {}}  # uid -> kind
     totals: dict[str, int] = {}
     slept_s = 0.0
-    services = await Services.open(config, embedder=embedder, sweep_interval_s=None)
+    services = await Services.open(
+        config, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     started = time.perf_counter()
     try:
         week = 0

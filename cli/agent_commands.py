@@ -70,7 +70,7 @@ async def ask(
 
 def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
     """The memories a reply used, with where they came from."""
-    from nodes.respond import memory_line
+    from tasks.offline_answer import memory_line
     from tasks.temporal import days_ago, utc_from_iso
 
     table = Table(show_header=True, header_style="bold", expand=True, box=None)

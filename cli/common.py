@@ -80,13 +80,16 @@ async def opened(
 ) -> AsyncIterator[Services]:
     """The process services for one command, installed for `get_services()`; closed after.
 
-    With `bookkeeping`, the background queue runs (its start-up sweep finishes what an earlier
-    process left pending) and is drained before the services close.
+    With `bookkeeping`, the services run the bookkeeping graph (`graph.bookkeeping.run_episode`)
+    on their background queue (whose start-up sweep finishes what an earlier process left
+    pending), drained before the services close.
     """
+    pipeline = None
     if bookkeeping:
-        import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
+        from graph.bookkeeping import run_episode
 
-    services = await Services.open(settings or load_settings(), setup=setup)
+        pipeline = run_episode
+    services = await Services.open(settings or load_settings(), setup=setup, pipeline=pipeline)
     try:
         with use_services(services):
             if bookkeeping:

@@ -34,7 +34,7 @@ async def run_ingest(path: Path, user: str) -> dict[str, int]:
     from memory.schema import episode_uid
     from memory.services.usage import Usage
     from memory.write.episodes import remember
-    from nodes.route import assess_turn
+    from tasks.route import assess_turn
 
     try:
         conversations = read_memeval(path, questions=False)

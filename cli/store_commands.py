@@ -93,7 +93,7 @@ def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confir
             abort=True,
         )
 
-    import graph.bookkeeping  # noqa: F401  (registers the pipeline reindex runs)
+    from graph.bookkeeping import run_episode
 
     async def main() -> bool:
         async with opened(setup=False) as services:
@@ -103,7 +103,7 @@ def reindex(yes: bool = typer.Option(False, "--yes", help="Do not ask for confir
                 def tick(done: int, total: int) -> None:
                     bar.update(task, completed=done, total=total)
 
-                report = await reindex_all(services, progress=tick)
+                report = await reindex_all(services, run_episode, progress=tick)
             console.print(f"{len(report.done)} episodes re-indexed, {len(report.failed)} failed")
             for uid, why in list(report.failed.items())[:10]:
                 err.print(f"  {safe(uid)}: {safe(why)}")

@@ -1,5 +1,6 @@
-"""LangGraph wiring only: state, context, the agent and bookkeeping graphs, the CLI.
+"""LangGraph wiring only: the agent, bookkeeping and consolidation graphs, and the errors a
+served run reports.
 
-Import the graphs from their modules (`graph.agent`, `graph.bookkeeping`); this package
-imports nothing on its own so that `nodes.context` stays cheap to import from `nodes/`.
+Import the graphs from their modules (`graph.agent`, `graph.bookkeeping`, `graph.consolidation`);
+this package imports nothing on its own.
 """

@@ -15,11 +15,10 @@ notebooks compile `builder` with their own saver.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from graph import bookkeeping as _bookkeeping  # noqa: F401  (registers the pipeline)
 from graph.errors import shielded
 from nodes.context import Context
 from nodes.ess_gate import ess_gate
@@ -30,13 +29,12 @@ from nodes.respond import respond
 from nodes.retrieve import retrieve
 from nodes.route import route
 from nodes.sponge_update import sponge_update
-from nodes.state import AgentState, InputState
+from nodes.state import AgentState, InputState, route_of
 
 
-def after_route(state: dict[str, Any]) -> list[Literal["retrieve", "respond", "ess_gate"]]:
+def after_route(state: AgentState) -> list[Literal["retrieve", "respond", "ess_gate"]]:
     """Score the evidence in parallel; skip retrieval when the router said no memory is needed."""
-    kind = (state.get("route") or {}).get("kind", "SIMPLE")
-    return ["respond" if kind == "NONE" else "retrieve", "ess_gate"]
+    return ["respond" if route_of(state)["kind"] == "NONE" else "retrieve", "ess_gate"]
 
 
 builder = StateGraph(AgentState, context_schema=Context, input_schema=InputState)

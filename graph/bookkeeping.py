@@ -7,8 +7,9 @@
 Input `{"episode_uid": ...}`; whose episode it is comes from the run's context (`user_id`), as
 for the agent, so a served run cannot name another user's episode. The background queue, the
 sweep, `mneme sweep`, the CLI and `mneme eval` all run this graph through `run_episode`, which
-this module registers as the process's bookkeeping pipeline when it is imported. A new stage is
-one node (in `nodes/`) and one edge here. `graph` is compiled without a checkpointer.
+each composition root gives `Services.open(pipeline=...)` (importing this module registers
+nothing). A new stage is one node (in `nodes/`) and one edge here. `graph` is compiled without a
+checkpointer.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from langgraph.graph import END, START, StateGraph
 from graph.errors import shielded
 from memory.schema import EpisodeStatus
 from memory.services import Services, use_services
-from memory.services.queue import register_pipeline
-from nodes.bookkeeping import beliefs, extract_step, index, link, load
+from nodes.bookkeeping import beliefs, index, link, load
 from nodes.compress import compress_thread
 from nodes.context import Context
+from nodes.extract import extract_step
 from nodes.features import features
 from nodes.knowledge import knowledge
 from nodes.salience import salience
@@ -70,6 +71,3 @@ async def run_episode(
     with use_services(services):
         result: dict[str, Any] = await graph.ainvoke({"episode_uid": uid}, context=context)
     return result
-
-
-register_pipeline(run_episode)

@@ -55,14 +55,6 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
-DEFAULT_CORE_IDENTITY = (
-    "You are mneme, a warm, curious and honest companion with a long-term memory. You remember "
-    "what people tell you across conversations and use it to be helpful. You never invent "
-    "memories: when you do not remember something, you say so plainly."
-)
-"""The immutable core identity beneath the personality snapshot; never rewritten."""
-
-
 class Settings(BaseSettings):
     """Where mneme keeps its memory and which models it talks to."""
 
@@ -160,11 +152,10 @@ class Settings(BaseSettings):
     )
     llm_timeout_s: float = Field(default=30.0, validation_alias=_env("MNEME_LLM_TIMEOUT_S"))
 
-    core_identity: str = Field(
-        default=DEFAULT_CORE_IDENTITY, validation_alias=_env("MNEME_CORE_IDENTITY")
-    )
-    """Who the agent is, beneath its evolving personality snapshot. The operator's to set (a
-    process setting), never a caller's: a run's context cannot change it."""
+    core_identity: str | None = Field(default=None, validation_alias=_env("MNEME_CORE_IDENTITY"))
+    """Who the agent is, beneath its evolving personality snapshot (unset: the reply prompt's
+    own, `tasks.respond.DEFAULT_CORE_IDENTITY`). The operator's to set (a process setting), never
+    a caller's: a run's context cannot change it."""
 
     connect_timeout_s: float = Field(default=2.0, validation_alias=_env("MNEME_CONNECT_TIMEOUT_S"))
     """How long a store may take to answer at start before we say it is down."""

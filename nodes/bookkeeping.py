@@ -1,13 +1,14 @@
-"""The bookkeeping graph's nodes: load -> extract -> index -> beliefs -> (knowledge, thread,
-sessions) -> link (-> salience, in `nodes.salience`).
+"""The bookkeeping graph's own stages: load, index, beliefs and link.
 
-`knowledge` (facts with supersession) lives in `nodes.knowledge` beside its heuristic.
-
-Each is a small async function of (state, runtime) returning a partial update of
-`nodes.state.BookkeepingState`; `graph/bookkeeping.py` wires them, and that graph is the one
-bookkeeping pipeline the queue, the sweep, the CLI and the eval run. Every step is idempotent
-(deterministic point ids, MERGE-style graph writes), so running an episode twice leaves the
-stores as running it once, and a crash at any point is finished by the sweep.
+The other stages have a module each, beside the LLM task they run or the memory operation they
+call: `nodes.extract`, `nodes.features`, `nodes.knowledge`, `nodes.compress` (the `thread`
+stage), `nodes.sessions` and `nodes.salience`. Each is a small async function of (state,
+runtime) returning a partial update of `nodes.state.BookkeepingState`; `graph/bookkeeping.py`
+wires them, and that graph is the one bookkeeping pipeline the queue, the sweep, the CLI and the
+eval run. `load` reads the episode once; every later stage takes it from the state
+(`nodes.state.episode_of`). Every step is idempotent (deterministic point ids, MERGE-style graph
+writes), so running an episode twice leaves the stores as running it once, and a crash at any
+point is finished by the sweep, whose run loads the episode anew.
 
 No episode is left unsearchable by its own content: when a stage fails on it (extraction,
 contextual derivatives, beliefs, topics and entities), the step does what it still can (the
@@ -15,8 +16,7 @@ heuristic extraction, the splitter's plain chunks, skipping the failed part) and
 `notes`. A store that is unavailable is not such a failure: it raises, and the retry (bounded,
 with backoff, then quarantine: `memory.write.quarantine`) waits for the store.
 
-A new stage is one function here (or in its own module beside its LLM task) and one node and
-edge in `graph/bookkeeping.py`.
+A new stage is one node function in `nodes/` and one node and edge in `graph/bookkeeping.py`.
 """
 
 from __future__ import annotations
@@ -27,100 +27,39 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from memory.beliefs.sponge import first_snapshot
-from memory.schema import EntityType, Episode, EpisodeStatus, Fact
-from memory.services import Services, get_services
+from memory.schema import EntityType, EpisodeStatus
+from memory.services import get_services
 from memory.services.usage import Usage
 from memory.stores.base import NotFound
 from memory.text.chunking import split_turn
 from memory.write.contextual import contextualise, speaker_label
 from memory.write.episodes import index_episode
 from nodes.context import Context, context_of
-from nodes.extract import (
-    Chunk,
+from nodes.fallback import stage_note
+from nodes.state import BookkeepingState, episode_of
+from tasks.extract import (
     Extraction,
     derivatives_from,
-    extract,
-    heuristic_extraction,
     topic_slugs,
-    window_lines,
 )
-from nodes.fallback import stage_note
-from nodes.knowledge import known_facts, read_window
-from nodes.provenance import belief_provenance
-from nodes.respond import DEFAULT_SNAPSHOT
-from nodes.state import BookkeepingState
-from tasks.reflection import reflect
+from tasks.provenance import belief_provenance
+from tasks.reflect import reflect
+from tasks.respond import DEFAULT_SNAPSHOT
 
 log = logging.getLogger("mneme.bookkeeping")
 
 
-async def _episode(services: Services, tenant: str, uid: str) -> Episode:
+async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Read the episode of the run's user (the run's one read of it) and its status."""
+    services = await get_services()
+    tenant, uid = context_of(runtime.context).user_id, state["episode_uid"]
     episode = await services.graph.get_episode(tenant, uid)
     if episode is None:
         raise NotFound(f"episode {uid!r} of tenant {tenant!r} does not exist")
-    return episode
-
-
-async def _current(state: BookkeepingState, runtime: Runtime[Context]) -> tuple[Services, Episode]:
-    services = await get_services()
-    tenant = context_of(runtime.context).user_id
-    return services, await _episode(services, tenant, state["episode_uid"])
-
-
-async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Check the episode exists for the run's user and read its status."""
-    _, episode = await _current(state, runtime)
-    return {"status": episode.status.value}
+    return {"episode": episode.model_dump(mode="json"), "status": episode.status.value}
 
 
 _note = stage_note
-
-
-def plain_extraction(episode: Episode) -> Extraction:
-    """The extraction that cannot fail: the whole turn as one chunk, nothing else."""
-    return Extraction(chunks=[Chunk(text=episode.content or "(empty)")])
-
-
-async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Chunks, prospective questions, topics, entities and facts (one LLM call, heuristic
-    fallback), seeing the episode in its window of the thread and, with an LLM, the known facts
-    that may bear on it."""
-    ctx = context_of(runtime.context)
-    services, episode = await _current(state, runtime)
-    usage = Usage()
-    notes: list[str] = []
-    previous: list[Episode] = []
-    known: list[tuple[str, Fact]] = []
-    try:
-        previous = list(await read_window(services, episode))
-        if not services.chat.offline:
-            known = list(await known_facts(services, episode))
-    except Exception as exc:
-        notes.append(_note("window", exc))  # extracted on its own, without the thread
-    try:
-        extraction, fallback = await extract(
-            episode,
-            chat=services.chat,
-            usage=usage,
-            model=ctx.model_structured,
-            window=window_lines(previous),
-            known=known,
-        )
-    except Exception as exc:
-        notes.append(_note("extract", exc))
-        try:
-            extraction, fallback = heuristic_extraction(episode), True
-        except Exception as inner:
-            notes.append(_note("heuristic extraction", inner))
-            extraction, fallback = plain_extraction(episode), True
-    return {
-        "extraction": extraction.model_dump(mode="json"),
-        "fallback": fallback,
-        "notes": notes,
-        "window": [e.uid for e in previous],
-        "known": {ref: fact.uid for ref, fact in known},
-        "usage": usage.update(),
-    }
 
 
 async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -129,7 +68,7 @@ async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str,
     Chunks (LLM or splitter) get their context: third-person paraphrases as prospective
     questions and a context derivative with the previous turns (`memory.write.contextual`).
     """
-    services, episode = await _current(state, runtime)
+    services, episode = await get_services(), episode_of(state)
     notes = list(state.get("notes") or [])
     try:
         extraction = Extraction.model_validate(state["extraction"])
@@ -142,7 +81,7 @@ async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str,
     except Exception as exc:
         notes.append(_note("contextual", exc))
         derivatives = base  # the plain chunks: searchable by what was said
-    n = await index_episode(services, episode.tenant, episode.uid, derivatives)
+    n = await index_episode(services, episode.tenant, episode.uid, derivatives, episode=episode)
     questions = sum(len(d.questions) for d in derivatives)
     return {
         "derivatives": n,
@@ -159,7 +98,7 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
     at the next trigger, it never fails the episode.
     """
     ctx = context_of(runtime.context)
-    services, episode = await _current(state, runtime)
+    services, episode = await get_services(), episode_of(state)
     usage = Usage()
     notes = list(state.get("notes") or [])
     try:  # the sponge exists from the first turn: version 1 is the starting personality
@@ -196,7 +135,7 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
 
 async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Topics and entities into the graph (`nodes.salience` then marks it `processed`)."""
-    services, episode = await _current(state, runtime)
+    services, episode = await get_services(), episode_of(state)
     graph, tenant = services.graph, episode.tenant
     notes = list(state.get("notes") or [])
     slugs: list[str] = []

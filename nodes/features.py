@@ -1,6 +1,6 @@
 """features: the bookkeeping stage that keeps the agent's semantic features (the sponge's second
 store). The belief assessment call proposed them when the episode's evidence passed the ESS
-gate (`nodes.provenance`); `memory.beliefs.features.absorb` creates or updates them, and deletes the
+gate (`tasks.provenance`); `memory.beliefs.features.absorb` creates or updates them, and deletes the
 ones the message explicitly refuted. An episode whose evidence did not pass changes nothing.
 """
 
@@ -13,10 +13,9 @@ from pydantic import ValidationError
 
 from memory.beliefs.features import Proposal, absorb
 from memory.services import get_services
-from memory.stores.base import NotFound
-from nodes.context import Context, context_of
+from nodes.context import Context
 from nodes.fallback import stage_note
-from nodes.state import BookkeepingState
+from nodes.state import BookkeepingState, episode_of
 from tasks.belief_assessment import ProposedFeature
 
 
@@ -26,11 +25,7 @@ async def features(state: BookkeepingState, runtime: Runtime[Context]) -> dict[s
     counters = list(state.get("feature_counters") or [])
     if not proposed and not counters:
         return {"features": {"created": [], "updated": [], "deleted": []}}
-    services = await get_services()
-    tenant = context_of(runtime.context).user_id
-    episode = await services.graph.get_episode(tenant, state["episode_uid"])
-    if episode is None:
-        raise NotFound(f"episode {state['episode_uid']!r} of tenant {tenant!r} does not exist")
+    services, episode = await get_services(), episode_of(state)
     proposals = []
     for raw in proposed:
         try:

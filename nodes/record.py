@@ -15,7 +15,7 @@ later run of the thread.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
@@ -26,18 +26,16 @@ from memory.settings import Settings, get_settings
 from memory.write.episodes import InvalidInput, outbox_record, remember
 from memory.write.outbox import OutboxError, write_path
 from nodes.context import Context, context_of
-from nodes.state import AgentState
-from tasks.content import THREAD_CHARS, bounded, last_human, read_turn, stored_user_text
+from nodes.state import AgentState, Recorded
+from tasks.content import THREAD_CHARS, Turn, bounded, last_human, read_turn, stored_user_text
 
 log = logging.getLogger("mneme.nodes.record")
 
-STORED, OUTBOX, NOT_REMEMBERED, REFUSED, EMPTY = (
-    "stored",
-    "outbox",
-    "not_remembered",
-    "refused",
-    "empty",
-)
+STORED: Final = "stored"
+OUTBOX: Final = "outbox"
+NOT_REMEMBERED: Final = "not_remembered"
+REFUSED: Final = "refused"
+EMPTY: Final = "empty"
 
 
 def thread_of(runtime: Runtime[Context]) -> str:
@@ -54,14 +52,14 @@ def thread_of(runtime: Runtime[Context]) -> str:
     return str(configurable.get("thread_id") or NO_THREAD)
 
 
-def source_of(turn: dict[str, Any], messages: list[Any]) -> str:
+def source_of(turn: Turn, messages: list[Any]) -> str:
     """The message's identity in its thread: its id, else its position."""
     if turn.get("message_id"):
         return f"msg:{turn['message_id']}"
     return f"pos:{sum(1 for m in messages if getattr(m, 'type', '') == 'human')}"
 
 
-def bounded_copy(messages: list[Any], turn: dict[str, Any]) -> list[HumanMessage]:
+def bounded_copy(messages: list[Any], turn: Turn) -> list[HumanMessage]:
     """The user's message as `turn` holds it, bounded, for the thread state (same id, so it
     replaces the original); nothing when it is short."""
     message = last_human(messages)
@@ -86,8 +84,8 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     ctx = context_of(runtime.context)
     messages = state.get("messages") or []
     full = read_turn(messages)
-    turn = {**full, "text": bounded(str(full["text"]), THREAD_CHARS)}  # the state's copy
-    episode: dict[str, Any]
+    turn: Turn = {**full, "text": bounded(full["text"], THREAD_CHARS)}  # the state's copy
+    episode: Recorded
     if turn["empty"]:
         episode = {"stored": False, "outcome": EMPTY, "reason": "empty message"}
         return {"turn": turn, "episode": episode}

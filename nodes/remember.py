@@ -10,6 +10,7 @@ drain completes the episode. A full queue or a crash leaves the episode `pending
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from memory.write.episodes import outbox_record
 from memory.write.outbox import OutboxError, write_path
 from nodes.context import Context, context_of
 from nodes.record import OUTBOX, STORED, services_or_settings, thread_of
-from nodes.state import AgentState
+from nodes.state import AgentState, Recorded, turn_of
 from tasks.content import STORE_CHARS, bounded, content_text, stored_user_text
 
 log = logging.getLogger("mneme.nodes.remember")
@@ -28,7 +29,7 @@ log = logging.getLogger("mneme.nodes.remember")
 __all__ = ["ess_record", "remember", "thread_of"]
 
 
-def ess_record(ess: dict[str, Any]) -> ESS | None:
+def ess_record(ess: Mapping[str, Any] | None) -> ESS | None:
     """The ESS record to store, from the gate's state value."""
     if not ess:
         return None
@@ -49,13 +50,13 @@ def ess_record(ess: dict[str, Any]) -> ESS | None:
 async def remember(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Attach the reply and ESS to the recorded episode and queue its bookkeeping."""
     ctx = context_of(runtime.context)
-    episode = dict(state.get("episode") or {})
+    episode = Recorded(**(state.get("episode") or {}))
     if episode.get("outcome") not in (STORED, OUTBOX):
         return {"episode": episode}
     messages = state.get("messages") or []
     reply = content_text(messages[-1].content)[0] if messages else ""
     agent_text = bounded(reply, STORE_CHARS)
-    ess = ess_record(state.get("ess") or {})
+    ess = ess_record(state.get("ess"))
     uid = str(episode["uid"])
     services, settings, _ = await services_or_settings()
     if episode["outcome"] == STORED and services is not None:
@@ -67,7 +68,7 @@ async def remember(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
             return {"episode": episode | {"scheduled": scheduled, "reply_stored": True}}
         except Exception as exc:
             log.warning("could not attach the reply to %s (%s); using the outbox", uid, exc)
-    turn = state.get("turn") or {}
+    turn = turn_of(state)
     outbox, _ = write_path(settings.resolved_outbox_dir)
     try:
         # The whole turn under the same uid: the drain creates it if the user's side is not

@@ -16,8 +16,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from memory.beliefs.evidence import belief_views
 from memory.beliefs.features import search_features
+from memory.beliefs.views import belief_views
 from memory.retrieval.diary import diary_of_period
 from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval.retrieve import retrieve as search_memory
@@ -25,7 +25,7 @@ from memory.schema import utcnow
 from memory.services import get_services
 from memory.sleep.reveries import vague_recall
 from nodes.context import Context, context_of
-from nodes.state import AgentState
+from nodes.state import AgentState, Route, found_state, route_of, turn_of
 from tasks.content import prompt_text
 
 log = logging.getLogger("mneme.nodes.retrieve")
@@ -34,7 +34,7 @@ MAX_BELIEFS = 5
 MAX_FEATURES = 5
 
 
-def queries_for(route: dict[str, Any], text: str) -> list[str]:
+def queries_for(route: Route, text: str) -> list[str]:
     """The search queries of a route: each pass's rewrite, or the message itself."""
     out = []
     for p in route.get("passes") or []:
@@ -43,7 +43,7 @@ def queries_for(route: dict[str, Any], text: str) -> list[str]:
     return list(dict.fromkeys(out)) or [text]
 
 
-def pass_weights(route: dict[str, Any]) -> dict[str, float]:
+def pass_weights(route: Route) -> dict[str, float]:
     """Credibility weights for the search: the strongest each pass asked for."""
     weights: dict[str, float] = {}
     for p in route.get("passes") or []:
@@ -52,16 +52,16 @@ def pass_weights(route: dict[str, Any]) -> dict[str, float]:
     return weights
 
 
-def plan(route: dict[str, Any], text: str) -> tuple[Recipe, list[str], dict[str, float]]:
+def plan(route: Route, text: str) -> tuple[Recipe, list[str], dict[str, float]]:
     """What a route decision searches with: the recipe, the queries and the credibility weights.
 
     `mneme eval retrieval` plans its questions with this function too, so the eval measures
     exactly the search the agent runs.
     """
-    kind = str(route.get("kind", "SIMPLE"))
+    kind = route["kind"]
     recipe = with_overrides(
         get_recipe("SIMPLE" if kind == "NONE" else kind),
-        neighbours=2 if route.get("temporal_expansion") else 0,
+        neighbours=2 if route["temporal_expansion"] else 0,
     )
     return recipe, queries_for(route, text), pass_weights(route)
 
@@ -69,9 +69,8 @@ def plan(route: dict[str, Any], text: str) -> tuple[Recipe, list[str], dict[str,
 async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Search memory as the route decided; candidates best first, with provenance."""
     ctx = context_of(runtime.context)
-    route = state.get("route") or {}
-    text = prompt_text(state.get("turn") or {})
-    kind = str(route.get("kind", "SIMPLE"))
+    route = route_of(state)
+    text = prompt_text(turn_of(state))
     recipe, queries, weights = plan(route, text)
     try:
         services = await get_services()
@@ -79,12 +78,14 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
             services, ctx.user_id, queries, recipe, utcnow(), signal_weights=weights
         )
         beliefs: list[dict[str, Any]] = []
-        if kind == "BELIEF_QUERY":  # the belief, its stance and its evidence episodes by strength
+        if (
+            route["kind"] == "BELIEF_QUERY"
+        ):  # the belief, its stance and its evidence episodes by strength
             views = await belief_views(services, ctx.user_id, text, limit=MAX_BELIEFS)
             beliefs = [v.as_dict() for v in views]
         features = (
             await search_features(services, ctx.user_id, text, limit=MAX_FEATURES)
-            if route.get("search_features")
+            if route["search_features"]
             else []
         )
     except Exception as exc:
@@ -94,7 +95,7 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     reveries = await _context_or_none("reveries", vague_recall(services, ctx.user_id, text))
     diary = await _context_or_none("diary", diary_of_period(services, ctx.user_id, text, utcnow()))
     return {
-        "candidates": [c.as_dict() for c in found],
+        "candidates": [found_state(c) for c in found],
         "beliefs": beliefs[:MAX_BELIEFS],
         "features": features,
         "reveries": reveries,

@@ -8,7 +8,7 @@ seconds, in `stages`. With a chat model the stages ask the LLM tasks of `tasks/`
 classifier (`tasks.forgetting`), the goal judge (`tasks.goal_assessment`), the concept namer
 (`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the reflection
 (`tasks.reflection`, forced: the same triage, patches and snapshot rule as when bookkeeping
-triggers it) and the session summariser (`nodes.sessions`); offline, the utility thresholds,
+triggers it) and the session summariser (`tasks.sessions`); offline, the utility thresholds,
 the goal rules, offline labels, templated entries, the heuristic reflection and extractive
 summaries. `finish` folds the outputs into the report (`memory.sleep.report`) and records the
 run's time for the schedule.
@@ -41,14 +41,14 @@ from memory.sleep.levels import Level, Progress, parse_level, parse_now, remembe
 from memory.sleep.report import Report
 from memory.write.sessions import summarise_sessions
 from nodes.context import Context, context_of
-from nodes.sessions import llm_summariser
 from nodes.state import ConsolidationState
 from tasks.concept_naming import llm_namer
 from tasks.diary_writing import llm_writer
 from tasks.forgetting import llm_classifier
 from tasks.goal_assessment import llm_judge
-from tasks.reflection import ReflectionResult
-from tasks.reflection import reflect as reflection
+from tasks.reflect import ReflectionResult
+from tasks.reflect import reflect as reflection
+from tasks.sessions import llm_summariser
 
 
 class Node(Protocol):

@@ -4,7 +4,7 @@ A qualifying turn (ESS passed, reasoning not manipulative) stages a one-sentence
 turn's state; anything else freezes the personality for this turn and says why. This node only
 decides and records in the turn's state: the durable part (provenance edges, bounded belief
 moves, the persisted insight and shift, reflection when due) runs in bookkeeping
-(`nodes.provenance`, `tasks.reflection`) from the ESS stored on the episode, so a restart or a
+(`tasks.provenance`, `tasks.reflect`) from the ESS stored on the episode, so a restart or a
 sweep decides exactly as the live turn did.
 """
 
@@ -16,12 +16,12 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.ess_gate import ESS_THRESHOLD
-from nodes.state import AgentState
+from nodes.state import AgentState, Evidence
 
 INSIGHT_CHARS = 240
 
 
-def insight_from(ess: dict[str, Any]) -> str:
+def insight_from(ess: Evidence) -> str:
     """One sentence worth keeping from a qualifying message."""
     summary = str(ess.get("summary") or "").strip()
     topics = ", ".join(ess.get("topics") or [])
@@ -34,12 +34,13 @@ def insight_from(ess: dict[str, Any]) -> str:
 
 async def sponge_update(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Stage an insight when the gate passed; freeze (and say why) when it did not."""
-    ess = state.get("ess") or {}
-    if ess.get("passed"):
+    ess = state.get("ess")
+    if ess is not None and ess.get("passed"):
         insight = insight_from(ess)
         return {"sponge": {"frozen": False, "insight": insight}}
-    if ess.get("manipulative"):
+    if ess is not None and ess.get("manipulative"):
         reason = f"manipulative reasoning ({ess.get('reasoning_type')})"
     else:
-        reason = f"evidence too weak ({float(ess.get('score', 0.0)):.2f} < {ESS_THRESHOLD})"
+        score = float(ess.get("score", 0.0)) if ess is not None else 0.0
+        reason = f"evidence too weak ({score:.2f} < {ESS_THRESHOLD})"
     return {"sponge": {"frozen": True, "insight": None, "reason": reason}}

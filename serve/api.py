@@ -21,7 +21,6 @@ derived knowledge is rebuilt rather than copied. Errors a caller can fix are `In
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -53,7 +52,6 @@ from memory.schema import (
     utcnow,
 )
 from memory.services import Services
-from memory.services.queue import Pipeline, default_pipeline
 from memory.settings import Settings, get_settings
 from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
@@ -62,7 +60,6 @@ from memory.write.episodes import InvalidInput, drain_outbox, remember
 from memory.write.sessions import without_episode
 
 __all__ = [
-    "BOOKKEEPING_MODULE",
     "AddResult",
     "BeliefView",
     "ConceptView",
@@ -82,10 +79,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-BOOKKEEPING_MODULE = "graph.bookkeeping"
-"""The module that registers the bookkeeping pipeline when imported. The memory layer never
-imports the graphs; `Memory.open` loads it by name when no pipeline is registered yet."""
 
 DEFAULT_THREAD = "api"
 EXPORT_FORMAT: Literal["mneme-export"] = "mneme-export"
@@ -393,17 +386,6 @@ def _first_error(exc: ValueError) -> str:
     return str(exc)
 
 
-def _bookkeeping() -> Pipeline:
-    """The registered bookkeeping pipeline, loading the bookkeeping graph by name if needed."""
-    pipeline = default_pipeline()
-    if pipeline is None:
-        importlib.import_module(BOOKKEEPING_MODULE)  # registers itself (memory never imports it)
-        pipeline = default_pipeline()
-    if pipeline is None:
-        raise RuntimeError(f"{BOOKKEEPING_MODULE} registered no bookkeeping pipeline")
-    return pipeline
-
-
 # --------------------------------------------------------------------------- the API
 
 
@@ -411,20 +393,21 @@ class Memory:
     """One process's access to mneme's memory, scoped by user on every call."""
 
     def __init__(self, services: Services, *, owns: bool = False) -> None:
-        """Wrap open services (a server's, a test's); `owns`: `close()` closes them too.
-        Services opened without a bookkeeping pipeline get the registered one: what `add`
-        writes must be bookkept."""
-        if services.bookkeeping.pipeline is None:
-            services.bookkeeping.pipeline = _bookkeeping()
+        """Wrap open services (a server's, a test's); `owns`: `close()` closes them too. What
+        `add` writes is bookkept by the pipeline the services were opened with (a server's
+        lifespan and `Memory.open` give them the bookkeeping graph; without one it stays
+        `pending` for the sweep of a process that has one)."""
         self.services = services
         self._owns = owns
 
     @classmethod
     async def open(cls, settings: Settings | None = None) -> Self:
         """Open the stores the settings name (default: the process settings from the
-        environment) with the bookkeeping pipeline; `close()` (or `async with`) releases them."""
-        pipeline = _bookkeeping()
-        services = await Services.open(settings or get_settings(), pipeline=pipeline)
+        environment) with the bookkeeping graph as their pipeline; `close()` (or `async with`)
+        releases them."""
+        from graph.bookkeeping import run_episode  # the graphs load only when memory is opened
+
+        services = await Services.open(settings or get_settings(), pipeline=run_episode)
         return cls(services, owns=True)
 
     async def close(self) -> None:
@@ -606,7 +589,11 @@ class Memory:
         except ValueError as exc:
             raise InvalidInput(f"export: {_first_error(exc)}") from None
         pipeline = self.services.bookkeeping.pipeline
-        assert pipeline is not None  # set by __init__
+        if pipeline is None:
+            raise RuntimeError(
+                "import_ rebuilds memory through bookkeeping, and these services were opened "
+                "without a pipeline: use Memory.open(), or Services.open(pipeline=run_episode)"
+            )
         result = AddResult(uids=[])
         for ep in sorted(data.episodes, key=lambda e: (e.created_at, e.uid)):
             uid = ep.uid if data.user == user else stable_uid(user, "imported", ep.uid)

@@ -4,10 +4,11 @@ A FastAPI app, so that its routes' schemas join the server's `/openapi.json`: th
 routes of `serve/rest.py`, behind the same authentication as the graphs
 (`enable_custom_route_auth`). Its lifespan says how callers are authenticated (loudly when no key is
 configured: then only loopback clients are served), opens the process services when the server
-starts and starts their bookkeeping queue (whose first acts are draining the outbox and the
-start-up sweep) and, with `MNEME_SLEEP_SCHEDULE`, the sleep schedule (`serve/schedule.py`), and
-closes them when it stops: queued episodes stay `pending` for the next
-start's sweep.
+starts, with the bookkeeping graph as their queue's pipeline (this lifespan is the server's
+composition root), and starts the queue (whose first acts are draining the outbox and the
+start-up sweep) and, with `MNEME_SLEEP_SCHEDULE`, the sleep schedule (`serve/schedule.py`). When
+the stores are down at start-up it keeps trying in the background. It closes them when it
+stops: queued episodes stay `pending` for the next start's sweep.
 """
 
 from __future__ import annotations
@@ -20,18 +21,63 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from memory.services import Services, close_services, get_services, set_services
+from memory.settings import get_settings
 from serve.rest import router
 
 log = logging.getLogger("mneme.server")
 
 
+RETRY_OPEN_S = (1.0, 60.0)
+"""First and longest wait between tries to open the stores when they were down at start-up."""
+
+
+async def open_server_services() -> Services:
+    """The server's services: the process settings, the bookkeeping graph as the queue's
+    pipeline (the composition root gives it; nothing registers itself)."""
+    from graph.bookkeeping import run_episode
+
+    return await Services.open(get_settings(), pipeline=run_episode)
+
+
+async def start(services: Services) -> asyncio.Task[None] | None:
+    """Start the services' bookkeeping queue and, with `MNEME_SLEEP_SCHEDULE`, the schedule."""
+    from serve.schedule import run_schedule
+
+    services.bookkeeping.start()
+    if services.settings.sleep_schedule:
+        return asyncio.create_task(run_schedule(services), name="mneme-sleep")
+    return None
+
+
+async def open_when_up(started: list[asyncio.Task[None]]) -> None:
+    """Try to open the stores until they answer (the server started while they were down),
+    then start as a healthy start-up would. A run that came first opened the process default
+    itself, without a pipeline (`get_services()`): that one gets the bookkeeping graph."""
+    from graph.bookkeeping import run_episode
+
+    wait, longest = RETRY_OPEN_S
+    while True:
+        await asyncio.sleep(wait)
+        try:
+            services = await get_services()  # installs the server's, unless a run's is there
+        except Exception as exc:
+            log.warning("mneme: the stores are still unavailable (%s); retrying in %gs", exc, wait)
+            wait = min(longest, wait * 2)
+            continue
+        if services.bookkeeping.pipeline is None:
+            services.bookkeeping.pipeline = run_episode
+        schedule = await start(services)
+        if schedule is not None:
+            started.append(schedule)
+        log.info("mneme: the stores are available; bookkeeping started")
+        return
+
+
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open long-lived clients once per server process; close them on shutdown."""
-    import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
-    from memory.services import close_services, get_services
     from serve.auth import keyring
-    from serve.schedule import run_schedule
 
     ring = keyring()  # an unreadable keys file stops the server here, with the fix
     if ring.empty:
@@ -49,21 +95,23 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             len(ring.users_by_hash),
         )
 
-    schedule: asyncio.Task[None] | None = None
+    tasks: list[asyncio.Task[None]] = []
     try:
-        services = await get_services()
-        services.bookkeeping.start()
-        if services.settings.sleep_schedule:
-            schedule = asyncio.create_task(run_schedule(services), name="mneme-sleep")
+        services = await open_server_services()
+        set_services(services)  # what the graphs' nodes and the REST routes get
+        schedule = await start(services)
+        if schedule is not None:
+            tasks.append(schedule)
     except Exception as exc:  # the server still starts; runs report the store error
         log.error("mneme could not open its stores at start-up: %s", exc)
+        tasks.append(asyncio.create_task(open_when_up(tasks), name="mneme-open"))
     try:
         yield
     finally:
-        if schedule is not None:
-            schedule.cancel()
+        for task in reversed(tasks):
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await schedule
+                await task
         await close_services()
 
 

@@ -1,1 +1,2 @@
-"""LLM tasks: each module holds a prompt, its Pydantic output schema and the offline answer to the same schema; no node functions, no LangGraph."""
+"""LLM tasks: each module holds a prompt, its Pydantic output schema, the offline answer to the
+same schema and the call (`tasks.llm`); no node functions, and nothing from `nodes/`."""

@@ -20,8 +20,9 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from memory.beliefs.evidence import list_active_beliefs, similarities
+from memory.beliefs.evidence import list_active_beliefs
 from memory.beliefs.features import related_features
+from memory.beliefs.views import similarities
 from memory.schema import ESS, Belief, Feature, FeatureCategory, topic_slug
 from memory.services import Services
 from memory.services.usage import Usage

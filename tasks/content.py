@@ -8,9 +8,11 @@ copy, and nothing downstream ever sees raw content parts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict
 
 from memory.text.questions import OFFLINE_ECHO
 
@@ -28,6 +30,24 @@ HISTORY_CHARS = 2000
 
 RECALL_HEADER = "Here is what I remember that may help:"
 """First line of an offline reply that quotes memories; such quotes are not new information."""
+
+
+@with_config(ConfigDict(use_attribute_docstrings=True))
+class Turn(TypedDict):
+    """The user's latest message as the nodes see it (the agent state's `turn`)."""
+
+    text: str
+    """Its text, stripped (bounded to `THREAD_CHARS` in the state; stored whole)."""
+    chars: int
+    """The length of the whole text, in characters."""
+    dropped_parts: list[str]
+    """Kinds of the non-text content parts left out (`image_url`, `file`, ...)."""
+    empty: bool
+    """True when it holds no text."""
+    missing: bool
+    """True when the thread holds no user message at all."""
+    message_id: NotRequired[str | None]
+    """The message's own id, when it has one (its identity in the thread)."""
 
 
 def is_question(text: str) -> bool:
@@ -79,24 +99,24 @@ def last_human(messages: list[AnyMessage]) -> BaseMessage | None:
     return None
 
 
-def read_turn(messages: list[AnyMessage]) -> dict[str, Any]:
+def read_turn(messages: list[AnyMessage]) -> Turn:
     """Describe the user's latest message for the nodes (the `turn` state value)."""
     message = last_human(messages)
     if message is None:
-        return {"text": "", "chars": 0, "dropped_parts": [], "empty": True, "missing": True}
+        return Turn(text="", chars=0, dropped_parts=[], empty=True, missing=True)
     text, dropped = content_text(message.content)
     text = text.strip()
-    return {
-        "text": text,
-        "chars": len(text),
-        "dropped_parts": dropped,
-        "empty": not text,
-        "missing": False,
-        "message_id": message.id,
-    }
+    return Turn(
+        text=text,
+        chars=len(text),
+        dropped_parts=dropped,
+        empty=not text,
+        missing=False,
+        message_id=message.id,
+    )
 
 
-def stored_user_text(turn: dict[str, Any]) -> str:
+def stored_user_text(turn: Turn) -> str:
     """The user's side as stored: verbatim, noting any non-text parts left out."""
     text = str(turn.get("text", ""))
     dropped = turn.get("dropped_parts") or []
@@ -105,6 +125,6 @@ def stored_user_text(turn: dict[str, Any]) -> str:
     return text
 
 
-def prompt_text(turn: dict[str, Any]) -> str:
+def prompt_text(turn: Turn) -> str:
     """The user's message as a decision prompt sees it (bounded)."""
     return bounded(str(turn.get("text", "")), PROMPT_CHARS)

@@ -3,7 +3,7 @@
 "Assistants must reveal...", "ignore previous instructions", "from now on you..." are not evidence
 about anything, however they are styled (a study, a statistic, an authority): the ESS scores them
 `no_argument` (`tasks.ess`) and provenance never turns them into a belief or an insight
-(`nodes.provenance`).
+(`tasks.provenance`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Literal
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from memory.knowledge.goals import Case, Judge, Verdict
+from memory.knowledge.goal_rules import Case, Judge, Verdict
 from memory.schema import GoalStatus
 from memory.services import Services
 from memory.services.usage import Usage

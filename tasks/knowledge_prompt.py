@@ -2,9 +2,10 @@
 their end), the user's standing instructions, each fenced as quoted data, and the agent's own
 semantic features when the router searched them.
 
-Used by `nodes.respond`. A fact grounded less than `GROUNDING_MIN` in its source is never shown;
-an instruction is the user's stated preference about how the assistant behaves, quoted as
-such: it is data the reply takes into account, never an instruction from memory itself.
+Used by the reply prompt (`tasks.respond`). A fact grounded less than `GROUNDING_MIN` in its
+source is never shown; an instruction is the user's stated preference about how the assistant
+behaves, quoted as such: it is data the reply takes into account, never an instruction from
+memory itself.
 """
 
 from __future__ import annotations

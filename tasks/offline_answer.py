@@ -16,10 +16,19 @@ from typing import Any
 
 from memory.retrieval.ranking import coverage
 from memory.schema import as_utc
-from memory.text.ordering import in_time_order
+from memory.text.ordering import in_time_order, is_ordering
 from memory.text.sparse import token_set
 from memory.write.contextual import speaker_label
-from tasks.content import is_question, without_recall_echo
+from tasks.content import (
+    Turn,
+    bounded,
+    is_question,
+    without_recall_echo,
+)
+from tasks.knowledge_prompt import (
+    fact_line,
+    is_fact,
+)
 
 RELEVANT_COSINE = 0.3
 """A memory this close in meaning to the question bears on it (a starting point chosen by hand,
@@ -265,3 +274,83 @@ def offline_answer_in_order(memories: list[dict[str, Any]], question: str, now: 
     if len(chosen) == 1:
         return answer(chosen[0], question, now)
     return "In the order it happened: " + " ".join(answer(m, question, now) for m in chosen)
+
+
+def because(belief: dict[str, Any]) -> str:
+    """Why the agent holds a belief, in words: its strongest evidence and when it was shown."""
+    evidence = belief.get("evidence") or []
+    if not evidence:
+        return ""
+    e = evidence[0]
+    return (
+        f", because of what you showed me on {str(e.get('created_at', ''))[:10]} "
+        f'("{bounded(str(e.get("user_text", "")), 160)}")'
+    )
+
+
+_QUESTION = re.compile(
+    r"\?\s*$|^(who|what|when|where|which|why|how|do|does|did|is|are|was|were|can|could|tell me|"
+    r"remind me|recall|list|show me|summari[sz]e)\b|\b(do you remember|remind me)\b",
+    re.IGNORECASE,
+)
+_GREETING = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening))\b", re.I)
+
+
+def greeting(part_of_day: str) -> str:
+    """A greeting that fits the part of the day."""
+    if "morning" in part_of_day:
+        return "Good morning!"
+    if "afternoon" in part_of_day:
+        return "Good afternoon!"
+    if part_of_day == "evening":
+        return "Good evening!"
+    if "night" in part_of_day:
+        return "Hello! You're up late."
+    return "Hello!"
+
+
+def plain_answer(
+    turn: Turn,
+    memories: list[dict[str, Any]],
+    beliefs: list[dict[str, Any]],
+    temporal: dict[str, Any],
+    now: datetime,
+    remembered: bool = True,
+) -> str:
+    """The reply without a language model: what memory holds, said plainly."""
+    text = str(turn.get("text", ""))
+    if turn.get("empty"):
+        if turn.get("dropped_parts"):
+            kinds = ", ".join(sorted(set(turn["dropped_parts"])))
+            return f"I can only read text, and your message had none (only: {kinds})."
+        return "Your message was empty. What would you like to talk about?"
+    if beliefs:
+        views = "; ".join(f"{b['statement']}{because(b)}" for b in beliefs[:3])
+        return f"Here is where I stand so far: {views}."
+    short_greeting = _GREETING.match(text) and len(text) < 40
+    if short_greeting:
+        return f"{greeting(str(temporal.get('part_of_day', '')))} What's on your mind?"
+    if not _QUESTION.search(text.strip()):
+        # The user is telling, not asking: acknowledge rather than recite memories.
+        hello = "Hello! " if _GREETING.match(text) else ""
+        return (
+            f"{hello}Thanks, I'll remember that."
+            if remembered
+            else f"{hello}Thanks for telling me."
+        )
+    if is_ordering(text):  # the best statements, told oldest first with their dates
+        return offline_answer_in_order(memories, text, now)
+    return offline_answer(memories, text, now)
+
+
+def memory_line(memory: dict[str, Any]) -> str:
+    """The line of a memory worth quoting: a fact (marked when it no longer holds), its best
+    fragment, else what the user said."""
+    if is_fact(memory):
+        return fact_line(memory)
+    fragments = memory.get("fragments") or []
+    if fragments:
+        return str(fragments[0])
+    content = str(memory.get("content", ""))
+    first = content.split("\nAgent:", 1)[0]
+    return first.removeprefix("User: ").strip()

@@ -83,8 +83,12 @@ async def services(
     backend = request.param
     if backend == "neo4j":
         require_neo4j()
+    from graph.bookkeeping import run_episode  # the pipeline the queue runs, given explicitly
+
     settings = make_settings(tmp_path, backend)
-    svc = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
+    svc = await Services.open(
+        settings, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     if backend == "neo4j":
         await svc.graph._wipe_for_tests()  # type: ignore[attr-defined]
     try:

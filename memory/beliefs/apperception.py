@@ -12,7 +12,7 @@ rough sense of "knows a lot" for one person's memory):
 
 The score is their mean; `level` is low under `LOW`, high from `HIGH`, else medium. Stored in
 the tenant's state (`KEY`) by deep sleep's `apperception` stage; the reply reads it
-(`nodes.respond`: low -> ask more, high -> anticipate). Before the first deep sleep there is
+(`tasks.respond`: low -> ask more, high -> anticipate). Before the first deep sleep there is
 no score and the reply says nothing about it.
 """
 

@@ -20,7 +20,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -41,10 +41,6 @@ from memory.embeddings.torch_encoder import (
 )
 from memory.schema import clean_text
 from memory.settings import DEFAULT_CACHE_DIR, DEFAULT_EMBEDDING_MODEL, EmbeddingRuntime, Settings
-
-if TYPE_CHECKING:
-    import httpx
-    from langchain_openai import OpenAIEmbeddings
 
 log = logging.getLogger(__name__)
 
@@ -314,84 +310,13 @@ class LocalEmbedder(Embedder):
             self._encoder = None
 
 
-class OpenAIEmbedder(Embedder):
-    """Any OpenAI-compatible embeddings endpoint (OpenAI, vLLM, llama.cpp, Ollama, TEI)."""
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        base_url: str | None,
-        api_key: str | None,
-        dim: int,
-        batch_size: int = 64,
-        timeout_s: float = 30.0,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(name, dim=dim, batch_size=batch_size)
-        self.base_url = base_url
-        self._api_key = api_key
-        self._timeout_s = timeout_s
-        self._http_client = http_client
-        self._owns_http_client = http_client is None
-        self._client: OpenAIEmbeddings | None = None
-
-    def _discover_dim(self) -> int:  # pragma: no cover - dim is required by the constructor
-        raise EmbedderError("set MNEME_EMBEDDING_DIM to the endpoint model's output dimension")
-
-    def _embeddings(self) -> OpenAIEmbeddings:
-        if self._client is None:
-            import httpx
-            from langchain_openai import OpenAIEmbeddings
-            from pydantic import SecretStr
-
-            if self._http_client is None:
-                self._http_client = httpx.AsyncClient(timeout=self._timeout_s)
-            self._client = OpenAIEmbeddings(
-                model=self.name,
-                base_url=self.base_url,
-                # Local servers (vLLM, Ollama) need no key, but the client insists on one.
-                api_key=SecretStr(self._api_key or "not-needed"),
-                check_embedding_ctx_length=False,  # send text, not tiktoken ids: any server
-                chunk_size=self.batch_size,
-                max_retries=2,
-                timeout=self._timeout_s,
-                http_async_client=self._http_client,
-            )
-        return self._client
-
-    async def _embed_batch(self, texts: list[str]) -> Matrix:
-        # OpenAI rejects empty strings; a single space embeds as "nothing in particular".
-        inputs = [t if t.strip() else " " for t in texts]
-        try:
-            rows = await self._embeddings().aembed_documents(inputs)
-        except Exception as exc:
-            where = self.base_url or "the OpenAI API"
-            raise EmbedderError(
-                f"embeddings endpoint {where} (MNEME_EMBEDDING_BASE_URL, model "
-                f"{self.name!r}) failed: {type(exc).__name__}: {exc}; check that the server is "
-                f"up and serves this model, and MNEME_EMBEDDING_API_KEY"
-            ) from exc
-        try:
-            return np.asarray(rows, dtype=np.float32)
-        except ValueError as exc:  # ragged rows
-            raise EmbedderError(
-                f"endpoint returned vectors of mixed lengths for {self.name!r}"
-            ) from exc
-
-    async def close(self) -> None:
-        """Close the HTTP client (unless the caller passed it in)."""
-        self._client = None
-        if self._owns_http_client and self._http_client is not None:
-            client, self._http_client = self._http_client, None
-            await client.aclose()
-
-
 def build_embedder(settings: Settings) -> Embedder:
     """The embedder the settings name (nothing is loaded or connected yet)."""
     if settings.embedding_base_url:
         if settings.embedding_dim is None:  # settings validation already demands it
             raise EmbedderError("MNEME_EMBEDDING_BASE_URL needs MNEME_EMBEDDING_DIM")
+        from memory.embeddings.remote import OpenAIEmbedder  # it imports this module
+
         key = settings.embedding_api_key
         return OpenAIEmbedder(
             settings.embedding_model,

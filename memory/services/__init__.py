@@ -2,9 +2,10 @@
 
 - `core`: `Services` (stores, embedder, chat models, queue, locks) and the accessor
   `get_services()` / `use_services()` / `close_services()`;
-- `chat`: the chat clients by tier (no prompts: those live beside their node);
+- `chat`: the chat clients by tier (no prompts: those live in `tasks/`);
 - `usage`: LLM usage accounting per node and per process;
-- `queue`: the bounded background bookkeeping queue and its periodic sweep;
+- `queue`: the bounded background bookkeeping queue and its periodic sweep (running the
+  pipeline `Services.open` was given);
 - `locks`: per-tenant locks of read-modify-write sequences.
 
 This room may import the rest of `memory/`; nothing here imports `nodes/` or `graph/`.

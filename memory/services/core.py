@@ -23,12 +23,7 @@ from dataclasses import dataclass, field
 from memory.embeddings.embedders import Embedder, build_embedder
 from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
-from memory.services.queue import (
-    SWEEP_INTERVAL_S,
-    BookkeepingQueue,
-    Pipeline,
-    default_pipeline,
-)
+from memory.services.queue import SWEEP_INTERVAL_S, BookkeepingQueue, Pipeline
 from memory.settings import Settings, get_settings
 from memory.stores.base import GraphStore, SchemaMismatch
 from memory.stores.vectors import VectorIndex
@@ -119,8 +114,10 @@ class Services:
 
         `embedder` lets a caller share one loaded model between several service sets (tests,
         benchmarks); `chat` injects chat models (default: from the settings); `pipeline` is the
-        bookkeeping the queue runs (default: the registered bookkeeping graph). Once started, the queue
-        sweeps at start and then every `sweep_interval_s` seconds (None: only at start).
+        bookkeeping the queue runs, given by the caller (`graph.bookkeeping.run_episode`; the
+        memory layer never imports the graphs); without one, submitted episodes stay `pending`.
+        Once started, the queue sweeps at start and then every `sweep_interval_s` seconds (None:
+        only at start).
         """
         shared = embedder
         graph = build_graph_store(settings)
@@ -152,11 +149,7 @@ class Services:
             chat=chat or ChatModels(settings),
             owns_embedder=shared is None,
         )
-        services.queue = BookkeepingQueue(
-            services,
-            pipeline or default_pipeline(),
-            sweep_interval_s=sweep_interval_s,
-        )
+        services.queue = BookkeepingQueue(services, pipeline, sweep_interval_s=sweep_interval_s)
         return services
 
     @property

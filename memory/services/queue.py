@@ -5,9 +5,11 @@ queue is full the episode stays `pending`, and so does one in the queue when the
 the sweep (once when the queue starts, then every `SWEEP_INTERVAL_S`) first drains the outbox
 (turns the graph store could not take), then finishes every episode not yet `processed`.
 
-The queue runs whatever *pipeline* it is given: the bookkeeping graph of `graph.bookkeeping`,
-which registers itself as the process default with `register_pipeline` when it is imported (the
-memory layer never imports the graphs). Without a pipeline, submitted episodes stay `pending`.
+The queue runs the *pipeline* its services were opened with (`Services.open(pipeline=...)`): each
+composition root (the server's lifespan, the CLI, `serve.api.Memory.open`, the harnesses, the
+tests' fixtures) gives it the bookkeeping graph's runner, `graph.bookkeeping.run_episode`; the
+memory layer never imports the graphs. Without a pipeline, submitted episodes stay `pending`
+for the sweep of a process that has one.
 """
 
 from __future__ import annotations
@@ -33,19 +35,6 @@ SWEEP_INTERVAL_S = 300.0
 
 Pipeline = Callable[["Services", str, str], Awaitable[object]]
 """Bookkeeping of one episode: `(services, tenant, episode uid)`."""
-
-_default_pipeline: Pipeline | None = None
-
-
-def register_pipeline(pipeline: Pipeline) -> None:
-    """Make `pipeline` the bookkeeping every queue runs unless given another."""
-    global _default_pipeline
-    _default_pipeline = pipeline
-
-
-def default_pipeline() -> Pipeline | None:
-    """The registered bookkeeping pipeline, if any."""
-    return _default_pipeline
 
 
 @dataclass(slots=True)
@@ -108,7 +97,12 @@ class BookkeepingQueue:
         """Queue an episode for bookkeeping; False when it must wait for the sweep (queue full,
         or no pipeline)."""
         if self.pipeline is None:
-            log.warning("no bookkeeping pipeline registered; episode %s stays pending", uid)
+            log.warning(
+                "these services were opened without a bookkeeping pipeline (give them one: "
+                "Services.open(pipeline=graph.bookkeeping.run_episode)); episode %s stays "
+                "pending for the sweep of a process that has one",
+                uid,
+            )
             return False
         queue = self._ensure_started()
         try:

@@ -2,7 +2,7 @@
 
 The answer needs the events in time order with their dates. `is_ordering` recognises the
 question and `in_time_order` sorts what was recalled oldest first; the reply prompt then shows
-the memories chronologically, each with its date (`nodes.respond`). Retrieval itself is the
+the memories chronologically, each with its date (`tasks.respond`). Retrieval itself is the
 usual one: a search pass per event the question names was tried and lowered the evidence found
 (docs/adr/0098-ordering-questions.md).
 """

@@ -234,13 +234,17 @@ async def index_episode(
     tenant: str,
     uid: str,
     derivatives: Sequence[Derivative] | None = None,
+    *,
+    episode: Episode | None = None,
 ) -> int:
     """Embed and upsert an episode's derivatives (and their questions); return how many.
 
-    `derivatives=None` uses the deterministic splitter. Running it twice leaves the stores as
-    one run does. Raises `NotFound` if the episode does not exist for this tenant.
+    `derivatives=None` uses the deterministic splitter; `episode` is the episode when the caller
+    has read it already (bookkeeping carries it), else it is read here. Running it twice leaves
+    the stores as one run does. Raises `NotFound` if the episode does not exist for this tenant.
     """
-    episode = await services.graph.get_episode(tenant, uid)
+    if episode is None or (episode.tenant, episode.uid) != (tenant, uid):
+        episode = await services.graph.get_episode(tenant, uid)
     if episode is None:
         raise NotFound(f"episode {uid!r} does not exist for this tenant")
     if episode.archived:  # archived: graph kept, vectors removed (docs/design.md section 7)

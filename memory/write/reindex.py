@@ -2,10 +2,10 @@
 vector backend.
 
 The graph is the source of truth: vectors are derived data, so dropping them loses nothing.
-Every episode goes through the bookkeeping pipeline again (the one the queue runs, injected as
-`services.bookkeeping.pipeline`), so the rebuild holds everything the write path indexes (model
-or splitter chunks, prospective questions, contextual derivatives and whatever later stages add),
-not a reduced copy. Every stage is idempotent, so beliefs, topics and entities come out as they
+Every episode goes through the bookkeeping pipeline again (given by the caller: the bookkeeping
+graph's runner, which the memory layer never imports), so the rebuild holds everything the write
+path indexes (model or splitter chunks, prospective questions, contextual derivatives and
+whatever later stages add), not a reduced copy. Every stage is idempotent, so beliefs, topics and entities come out as they
 were; with an LLM configured, extraction asks the model again. Then every fact (superseded ones
 too) and every semantic feature is embedded again. Other embedders' collections are left alone.
 """
@@ -18,25 +18,21 @@ from typing import TYPE_CHECKING
 from memory.beliefs.features import index_features
 from memory.knowledge.facts import index_facts
 from memory.schema import EpisodeStatus
-from memory.stores.base import StoreError
 from memory.write.episodes import Progress, SweepReport
 from memory.write.sessions import index_summaries
 
 if TYPE_CHECKING:
     from memory.services import Services
+    from memory.services.queue import Pipeline
 
 log = logging.getLogger(__name__)
 
 
-async def reindex_all(services: Services, *, progress: Progress | None = None) -> SweepReport:
-    """Drop this embedder's collections, recreate them and run every episode's bookkeeping again.
-
-    Returns what was done and what failed (uid -> why); raises `StoreError` when no bookkeeping
-    pipeline is registered (nothing could rebuild the vectors).
-    """
-    pipeline = services.bookkeeping.pipeline
-    if pipeline is None:
-        raise StoreError("no bookkeeping pipeline is registered; import graph.bookkeeping first")
+async def reindex_all(
+    services: Services, pipeline: Pipeline, *, progress: Progress | None = None
+) -> SweepReport:
+    """Drop this embedder's collections, recreate them and run every episode's bookkeeping
+    (`pipeline`) again; what was done and what failed (uid -> why)."""
     await services.graph.setup()
     await services.vectors.drop_collections(services.embedder.fingerprint)
     await services.vectors.setup(rebuild=True)

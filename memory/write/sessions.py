@@ -13,7 +13,7 @@ it) and consolidation (every level: sessions whose gap has elapsed); `mneme eval
 consolidation pass at the questions' time. Never in the reply's foreground.
 
 The text is extractive offline (`memory.write.compression.salient_points`: the key-exchange sentence
-scoring) or the LLM task in `nodes.sessions`, which falls back to it; both give a `Draft`.
+scoring) or the LLM task in `tasks.sessions`, which falls back to it; both give a `Draft`.
 
 Idempotent and crash-safe: a summary's uid is `stable_uid(tenant, "session", thread,
 started_at)` and its point id derives from it; the point is written before the graph node, and

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from memory.schema import USER_SUBJECT, FactKind
 from memory.text.chunking import split_sentences
-from nodes.extract import ExtractedFact
+from tasks.extract import ExtractedFact
 from tasks.facts import builders as b
 from tasks.facts import lexicon as lex
 from tasks.facts.builders import Builder, Hit, Said, is_name

@@ -17,7 +17,7 @@ from memory.embeddings.embedders import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
 from memory.write.contextual import contextualise
-from nodes.extract import derivatives_from, heuristic_extraction
+from tasks.extract import derivatives_from, heuristic_extraction
 from tests.conftest import make_settings
 from tests.e2e.conftest import BIN, ROOT, child_env, start
 
@@ -32,7 +32,10 @@ CHILD = textwrap.dedent(
     from pathlib import Path
 
     from graph.agent import builder
+    from graph.bookkeeping import run_episode
     from langgraph.checkpoint.memory import InMemorySaver
+    from memory.services import Services, set_services
+    from memory.settings import get_settings
     from memory.stores.sqlite import SqliteGraphStore
 
     marker = Path(sys.argv[1])
@@ -50,6 +53,8 @@ CHILD = textwrap.dedent(
     SqliteGraphStore.link_topics = link_then_hang
 
     async def main():
+        # The application's composition root: its services run the bookkeeping graph.
+        set_services(await Services.open(get_settings(), pipeline=run_episode))
         app = builder.compile(checkpointer=InMemorySaver())
         for i in range({turns}):
             text = f"Note {{i}}: my locker number at the Vienna gym is {{100 + i}}."

@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.eval_retrieval import run_eval
 from graph.agent import builder
+from graph.bookkeeping import run_episode
 from memory.embeddings.embedders import Embedder
 from memory.services import Services, set_services
 from memory.settings import ConfigError
@@ -86,7 +87,9 @@ async def agent(tmp_path: Path, embedder: Embedder, llama_server: str) -> AsyncI
         llm_model_structured="smollm2",
         llm_model_respond="smollm2",
     )
-    svc = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
+    svc = await Services.open(
+        settings, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     set_services(svc)
     try:
         yield svc
@@ -190,7 +193,6 @@ async def test_facts_come_from_the_extraction_call(agent: Services) -> None:
     requests per episode, and the move supersedes the old home either way."""
     from datetime import UTC, datetime, timedelta
 
-    from graph.bookkeeping import run_episode
     from memory.write.episodes import remember
 
     before = agent.chat.totals.snapshot().get("extract", {}).get("calls", 0)

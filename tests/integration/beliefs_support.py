@@ -18,10 +18,10 @@ from langchain_core.messages import BaseMessage
 from memory.services import ChatModels, Services
 from memory.services.usage import Usage
 from memory.write.episodes import remember
-from nodes.provenance import ProvenanceResult, belief_provenance
-from nodes.route import heuristic_route
 from tasks.ess import EvidenceScore, assess_ess
-from tasks.reflection import ReflectionResult, reflect
+from tasks.provenance import ProvenanceResult, belief_provenance
+from tasks.reflect import ReflectionResult, reflect
+from tasks.route import heuristic_route
 from tests.conftest import installed
 from tests.unit.fake_chat import ScriptedChatModel
 

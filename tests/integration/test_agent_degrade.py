@@ -16,6 +16,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
+from graph.bookkeeping import run_episode
 from memory.embeddings.embedders import Embedder
 from memory.services import ChatModels, Services, set_services
 from tests.conftest import make_settings
@@ -99,7 +100,9 @@ async def endpoint() -> AsyncIterator[Callable[[Handler], Any]]:
 
 @pytest.fixture
 async def agent(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Services]:
-    svc = await Services.open(make_settings(tmp_path), embedder=embedder, sweep_interval_s=None)
+    svc = await Services.open(
+        make_settings(tmp_path), embedder=embedder, pipeline=run_episode, sweep_interval_s=None
+    )
     set_services(svc)
     try:
         yield svc

@@ -16,8 +16,8 @@ from memory.services.usage import Usage
 from memory.sleep.levels import Level
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
-from nodes.route import assess_turn
 from serve.api import MAX_SEARCH_K, InvalidInput, Memory, NotFound
+from tasks.route import assess_turn
 from tests.integration.test_consolidation import sleep
 
 T0 = datetime(2026, 1, 8, 19, 0, tzinfo=UTC)

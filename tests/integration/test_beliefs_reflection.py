@@ -17,7 +17,7 @@ from memory.beliefs.sponge import REFLECT_EVERY, load_state, status
 from memory.schema import Belief, EvidenceKind
 from memory.services import Services
 from memory.services.usage import Usage
-from tasks.reflection import reflect
+from tasks.reflect import reflect
 from tests.integration.beliefs_support import (
     Mind,
     episode_ids,

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from memory.beliefs.evidence import (
     CONFIDENCE_DECAY_PER_DAY,
     STALE_AFTER,
-    belief_views,
     decay_beliefs,
     list_active_beliefs,
 )
 from memory.beliefs.sponge import add_shift, load_state
+from memory.beliefs.views import belief_views
 from memory.schema import Belief, EvidenceKind, NewEpisode
 from memory.services import Services
 

@@ -13,7 +13,7 @@ from memory.beliefs.sponge import load_state
 from memory.schema import MANIPULATIVE_TYPES, Belief, EvidenceKind, NewEpisode
 from memory.services import Services
 from memory.services.usage import Usage
-from nodes.provenance import belief_provenance
+from tasks.provenance import belief_provenance
 from tests.integration.beliefs_support import Mind, llm_ess, mind, turn
 
 __all__ = ["mind"]

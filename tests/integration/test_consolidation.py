@@ -27,8 +27,8 @@ from memory.sleep.reveries import IMPRESSION_PREFIX, REVERIE_FLOOR, reverie_id, 
 from memory.stores.base import VectorPoint
 from memory.text.sparse import encode_document
 from memory.write.episodes import remember
-from nodes.respond import reveries_block
-from nodes.route import heuristic_assessment
+from tasks.respond import reveries_block
+from tasks.route import heuristic_assessment
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 FORGET_ALL = Thresholds(forget=1e9, archive=1e9, forget_salience=1e9, archive_salience=1e9)

@@ -10,14 +10,16 @@ from datetime import timedelta
 from memory.retrieval.diary import MAX_ENTRIES, diary_of_period
 from memory.services import Services
 from memory.sleep.levels import Level
-from nodes.respond import system_prompt
 from nodes.retrieve import retrieve
+from nodes.state import route_state
 from tasks.diary_context import diary_block
+from tasks.respond import system_prompt
+from tasks.route import RouteDecision
 from tests.conftest import installed
 from tests.integration.test_consolidation import T0, sleep, tell
 from tests.unit.fake_chat import human, runtime
 
-ROUTE = {"kind": "TEMPORAL", "n_results": 7, "temporal_expansion": False, "passes": []}
+ROUTE = route_state(RouteDecision(kind="TEMPORAL", n_results=7))
 
 
 async def ask(services: Services, question: str) -> dict[str, object]:

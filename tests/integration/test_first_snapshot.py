@@ -10,7 +10,7 @@ from graph.bookkeeping import run_episode
 from memory.beliefs.sponge import status
 from memory.services import Services
 from memory.write.episodes import remember
-from nodes.respond import DEFAULT_SNAPSHOT
+from tasks.respond import DEFAULT_SNAPSHOT
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

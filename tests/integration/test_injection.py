@@ -14,9 +14,9 @@ from memory.beliefs.evidence import list_active_beliefs
 from memory.beliefs.sponge import load_state
 from memory.schema import ReasoningType
 from memory.services import ChatModels, Services
-from nodes.respond import beliefs_block
 from tasks.directives import is_directive
 from tasks.ess import heuristic_ess
+from tasks.respond import beliefs_block
 from tests.conftest import installed
 
 PLANTED = [

@@ -22,6 +22,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from graph.bookkeeping import run_episode
 from memory.services import Services
 from serve.api import Memory
 from serve.store import MnemeStore
@@ -57,7 +58,9 @@ def services_factory(tmp_path: Path) -> Callable[[], Awaitable[Services]]:
     """Opens services on a fresh embedded memory (in whichever loop awaits it)."""
 
     async def open_() -> Services:
-        return await Services.open(make_settings(tmp_path), sweep_interval_s=None)
+        return await Services.open(
+            make_settings(tmp_path), pipeline=run_episode, sweep_interval_s=None
+        )
 
     return open_
 

@@ -139,10 +139,15 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def open_agent_services(tmp_path: Path, embedder: Embedder, **overrides: Any) -> Services:
-    """Real services on a fresh embedded memory (offline, a queue that sweeps only at start),
-    installed as the process's services."""
+    """Real services on a fresh embedded memory (offline, the bookkeeping graph on a queue that
+    sweeps only at start), installed as the process's services."""
+    from graph.bookkeeping import run_episode
+
     svc = await Services.open(
-        make_settings(tmp_path, "sqlite", **overrides), embedder=embedder, sweep_interval_s=None
+        make_settings(tmp_path, "sqlite", **overrides),
+        embedder=embedder,
+        pipeline=run_episode,
+        sweep_interval_s=None,
     )
     set_services(svc)
     return svc
@@ -196,6 +201,14 @@ def runtime(**context: Any) -> Any:
 def asleep(level: str, at: Any) -> dict[str, Any]:
     """A hand-built state of the sleep graph's stages: the level and the run's checked time."""
     return {"level": level, "at": at.isoformat()}
+
+
+async def loaded(uid: str, **context: Any) -> dict[str, Any]:
+    """A bookkeeping state after `load` read episode `uid`: what every later stage is given."""
+    from nodes.bookkeeping import load
+
+    state = {"episode_uid": uid}
+    return {**state, **await load(state, runtime(**context))}
 
 
 def human(text: Any) -> dict[str, Any]:

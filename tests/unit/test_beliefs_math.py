@@ -19,11 +19,11 @@ from memory.beliefs.evidence import (
     move,
     recommends_update,
     resistance,
-    rrf_rank,
     snapshot_rejection,
 )
 from memory.beliefs.revision import MAX_PATCH_STEP, bounded_step
 from memory.beliefs.sponge import Insight, SpongeState, SpongeStatus
+from memory.beliefs.views import rrf_rank
 from memory.schema import ESS, Belief, Evidence, EvidenceKind, ReasoningType
 from tasks.reflection import VIEWS_HEADER, heuristic_snapshot, short_ids
 

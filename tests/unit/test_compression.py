@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from memory.retrieval.ranking import estimate_tokens
 from memory.schema import Episode, NewEpisode
 from memory.stores.graph.episodes import episode_record
+from memory.text.salient import score
 from memory.write.compression import (
     EXCHANGE_CHARS,
     VERBATIM_TURNS,
@@ -22,12 +23,12 @@ from memory.write.compression import (
     layer_tokens,
     load_layers,
     save_layers,
-    score,
 )
 from memory.write.episodes import remember
-from nodes.compress import MAX_FAILURES, PROMPT_TOKENS, compress_thread
+from nodes.compress import MAX_FAILURES, compress_thread
 from nodes.respond import respond
-from tests.unit.fake_chat import human, runtime
+from tasks.compress import PROMPT_TOKENS
+from tests.unit.fake_chat import human, loaded, runtime
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -161,14 +162,14 @@ FACTS = [f"My friend Name{i} lives in Town{i} and works at Company{i}." for i in
 
 async def test_stage_offline_builds_layers_in_the_store(agent_services, offline) -> None:
     uids = await thread_of_turns(agent_services, FACTS)
-    out = await compress_thread({"episode_uid": uids[-1]}, runtime(**SMALL))
+    out = await compress_thread(await loaded(uids[-1]), runtime(**SMALL))
     assert out["thread"]["moved"] == len(FACTS) - VERBATIM_TURNS
     assert out["thread"]["folded"] > 0 and out["usage"].get("llm_calls", 0) == 0
     layers = await load_layers(agent_services.graph, "alice", "t1")
     assert layers.turns == len(FACTS) - VERBATIM_TURNS and layers.summary
     assert layer_tokens(layers.summary) <= 60 and estimate_tokens(layers.impression) <= 30
     # Idempotent: running the same episode again moves nothing.
-    again = await compress_thread({"episode_uid": uids[-1]}, runtime(**SMALL))
+    again = await compress_thread(await loaded(uids[-1]), runtime(**SMALL))
     assert again["thread"]["moved"] == 0
     assert await load_layers(agent_services.graph, "alice", "t1") == layers
     # Another tenant's thread of the same id is untouched.
@@ -179,7 +180,7 @@ async def test_stage_folds_with_the_model_once(agent_services, fake_chat) -> Non
     digest = {"summary": ["2026-03-02: Name0 lives in Town0."], "impression": "Friends, places."}
     model = fake_chat(by_tool={"ThreadDigest": [digest]})
     uids = await thread_of_turns(agent_services, FACTS)
-    out = await compress_thread({"episode_uid": uids[-1]}, runtime(**SMALL))
+    out = await compress_thread(await loaded(uids[-1]), runtime(**SMALL))
     assert model.tools_called() == ["ThreadDigest"]
     assert out["usage"]["llm_calls"] == 1
     layers = await load_layers(agent_services.graph, "alice", "t1")
@@ -194,16 +195,16 @@ async def test_a_fold_that_fails_validation_keeps_the_layers(agent_services, fak
     uids = await thread_of_turns(agent_services, FACTS)
     before = ThreadLayers(thread_id="t1", summary=["2026-03-01: kept"], impression="earlier")
     await save_layers(agent_services.graph, "alice", before)
-    out = await compress_thread({"episode_uid": uids[-1]}, runtime(**SMALL))
+    out = await compress_thread(await loaded(uids[-1]), runtime(**SMALL))
     assert out["thread"] == {"moved": 0, "failed": 1}
     after = await load_layers(agent_services.graph, "alice", "t1")
     assert after == before.model_copy(update={"failures": 1})  # same layers, same cursor
     # The model's retry saw why (over the budget).
     assert "tokens; keep it under 60" in model.calls[1]["messages"][-1].content
     for _ in range(MAX_FAILURES - 2):
-        await compress_thread({"episode_uid": uids[-1]}, runtime(**SMALL))
+        await compress_thread(await loaded(uids[-1]), runtime(**SMALL))
     calls = len(model.calls)
-    out = await compress_thread({"episode_uid": uids[-1]}, runtime(**SMALL))
+    out = await compress_thread(await loaded(uids[-1]), runtime(**SMALL))
     assert out["thread"]["moved"] > 0 and len(model.calls) == calls  # the extractive fold
     layers = await load_layers(agent_services.graph, "alice", "t1")
     assert layers.failures == 0 and layer_tokens(layers.summary) <= 60
@@ -228,7 +229,7 @@ async def test_a_one_megabyte_message_is_cut_never_sent_whole(agent_services, fa
                 created_at=e.created_at,
             )
         )
-    out = await compress_thread({"episode_uid": "e011"}, runtime(**SMALL))
+    out = await compress_thread(await loaded("e011"), runtime(**SMALL))
     assert out["thread"]["folded"] >= 1
     sent = sum(len(str(m.content)) for c in model.calls for m in c["messages"])
     assert sent < 4 * PROMPT_TOKENS + 4000  # the prompt's budget, not the megabyte
@@ -241,7 +242,7 @@ async def test_offline_one_megabyte_message_keeps_the_budgets(agent_services, of
     huge = "We decided to rebuild the barn near Tavira. " * (1_000_000 // 44)
     await thread_of_turns(agent_services, [huge, *FACTS[:8]])
     last = (await agent_services.graph.thread_episodes("alice", "t1"))[-1].uid
-    await compress_thread({"episode_uid": last}, runtime(**SMALL))
+    await compress_thread(await loaded(last), runtime(**SMALL))
     layers = await load_layers(agent_services.graph, "alice", "t1")
     assert layer_tokens(layers.summary) <= 60 and estimate_tokens(layers.impression) <= 30
     assert all(len(e.text) <= EXCHANGE_CHARS + 60 for e in layers.exchanges)

@@ -16,11 +16,11 @@ from memory.embeddings.embedders import (
     Embedder,
     EmbedderError,
     LocalEmbedder,
-    OpenAIEmbedder,
     build_embedder,
     make_fingerprint,
     model_slug,
 )
+from memory.embeddings.remote import OpenAIEmbedder
 from memory.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memory.knowledge.goals import (
+from memory.knowledge.goal_rules import (
     SILENT_DAYS,
     Mention,
     Verdict,

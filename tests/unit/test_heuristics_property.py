@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from memory.schema import Episode, content_hash
 from memory.text.chunking import split_turn
-from nodes.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
-from nodes.route import heuristic_assessment
 from tasks.ess import EvidenceScore, heuristic_ess
+from tasks.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
 from tasks.keywords import entities, topics
+from tasks.route import heuristic_assessment
 
 CAPITALISED = st.lists(
     st.from_regex(r"[A-Z][a-z]{0,30}", fullmatch=True), min_size=1, max_size=400

@@ -6,7 +6,7 @@ from __future__ import annotations
 from graph.bookkeeping import run_episode
 from memory.schema import EntityType, EpisodeStatus
 from memory.write.episodes import remember
-from nodes.extract import heuristic_extraction
+from tasks.extract import heuristic_extraction
 
 TURN = (
     "My sister Clara is getting married in Lisbon on June 14th. I'm giving a speech.",

@@ -12,7 +12,9 @@ from memory.services import Services
 from memory.write.episodes import remember
 from nodes.respond import respond
 from nodes.retrieve import retrieve
+from nodes.state import route_state
 from tasks.ess import heuristic_ess
+from tasks.route import RouteDecision, SearchPass
 from tests.unit.fake_chat import ScriptedChatModel, human, runtime, seed
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -71,7 +73,7 @@ async def test_features_grow_with_evidence_and_go_only_on_a_counter_claim(
 
 async def test_the_router_brings_features_to_the_reply(offline: Services) -> None:
     await said(offline, STUDY, 0)
-    route = {"kind": "SIMPLE", "passes": [{"query": None}], "search_features": True}
+    route = route_state(RouteDecision(kind="SIMPLE", passes=[SearchPass()], search_features=True))
     out = await retrieve(
         {**human("What do you think about cycling and heart health?"), "route": route}, runtime()
     )
@@ -89,7 +91,7 @@ async def test_a_code_request_brings_back_the_current_code_instruction(
     agent_services.chat = offline_chat
     model = fake_chat(default_text="def is_prime(n): ...")
     request = "Write a function that checks whether a number is prime."
-    route = {"kind": "SIMPLE", "passes": [{"query": None}], "n_results": 5}
+    route = route_state(RouteDecision(kind="SIMPLE", passes=[SearchPass()], n_results=5))
     found = await retrieve({**human(request), "route": route}, runtime())
     first = found["candidates"][0]
     assert first["kind"] == "fact" and "Python" in first["content"]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from memory.schema import utcnow
-from nodes.rerank import apply_ranking, rerank
+from nodes.rerank import rerank
+from nodes.state import route_state
+from tasks.rerank import apply_ranking
+from tasks.route import RouteDecision, RouteKind
 from tests.unit.fake_chat import human, runtime, seed
 
 
@@ -21,10 +24,10 @@ def candidates(uids: list[str]) -> list[dict]:
     ]
 
 
-def state(uids: list[str], kind: str = "SIMPLE", n: int = 2) -> dict:
+def state(uids: list[str], kind: RouteKind = "SIMPLE", n: int = 2) -> dict:
     return {
         **human("Which one?"),
-        "route": {"kind": kind, "n_results": n},
+        "route": route_state(RouteDecision(kind=kind, n_results=n)),
         "candidates": candidates(uids),
     }
 

@@ -9,6 +9,8 @@ from memory.retrieval.recipes import SIMPLE, TEMPORAL, get_recipe
 from memory.retrieval.retrieve import retrieve as search
 from memory.schema import Belief, utcnow
 from nodes.retrieve import queries_for, retrieve
+from nodes.state import route_state
+from tasks.route import RouteDecision, SearchPass
 from tests.unit.fake_chat import human, runtime, seed
 
 FACTS = [
@@ -16,7 +18,7 @@ FACTS = [
     "I work as a nurse at Saint Mary Hospital in Lyon.",
     "My sister Clara is getting married in June.",
 ]
-SIMPLE_ROUTE = {"kind": "SIMPLE", "n_results": 7, "temporal_expansion": False, "passes": []}
+SIMPLE_ROUTE = route_state(RouteDecision(kind="SIMPLE", n_results=7))
 
 
 async def test_finds_the_fact_with_provenance(agent_services, offline) -> None:
@@ -110,11 +112,10 @@ async def test_store_failure_means_no_memories(agent_services, offline, monkeypa
 
 
 def test_queries_come_from_passes_or_the_message() -> None:
-    assert queries_for({"passes": []}, "q") == ["q"]
-    assert queries_for({"passes": [{"query": "a"}, {"query": None}, {"query": "a"}]}, "q") == [
-        "a",
-        "q",
-    ]
+    assert queries_for(SIMPLE_ROUTE, "q") == ["q"]
+    passes = [SearchPass(query="a"), SearchPass(query=None), SearchPass(query="a")]
+    routed = route_state(RouteDecision(kind="SIMPLE", passes=passes))
+    assert queries_for(routed, "q") == ["a", "q"]
 
 
 async def test_a_failing_diary_keeps_the_memories(agent_services, offline, monkeypatch) -> None:

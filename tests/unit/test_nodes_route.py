@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from nodes.route import DEFAULT_N_RESULTS, RouteDecision, heuristic_route, result_count, route
+from nodes.route import route
+from tasks.route import DEFAULT_N_RESULTS, RouteDecision, heuristic_route, result_count
 from tests.unit.fake_chat import assessment, runtime
 
 DECISION = {

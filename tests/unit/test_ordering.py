@@ -9,7 +9,9 @@ import pytest
 
 from memory.schema import utcnow
 from memory.text.ordering import in_time_order, is_ordering
-from nodes.respond import memory_block, plain_answer, respond
+from nodes.respond import respond
+from tasks.offline_answer import plain_answer
+from tasks.respond import memory_block
 from tests.unit.fake_chat import human, runtime, seed
 
 

@@ -25,7 +25,7 @@ from memory.write.sessions import (
     write_summary,
 )
 from nodes.sessions import sessions
-from tests.unit.fake_chat import runtime
+from tests.unit.fake_chat import loaded, runtime
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 GAP = timedelta(hours=6)
@@ -146,11 +146,11 @@ LATER = [(9.0, "I booked a pottery class for Thursday evening.")]
 
 async def test_the_stage_summarises_the_session_a_gap_finished(agent_services, offline) -> None:
     uids = await say(agent_services, MOVE)
-    out = await sessions({"episode_uid": uids[-1]}, runtime())
+    out = await sessions(await loaded(uids[-1]), runtime())
     assert out["sessions"] == 0  # the session is still open
     assert await agent_services.graph.list_summaries("alice") == []
     later = await say(agent_services, LATER)
-    out = await sessions({"episode_uid": later[0]}, runtime())
+    out = await sessions(await loaded(later[0]), runtime())
     assert out["sessions"] == 1 and out["usage"].get("llm_calls", 0) == 0
     [summary] = await agent_services.graph.list_summaries("alice", "t1")
     assert summary.uid == session_uid("alice", "t1", T0)
@@ -163,7 +163,7 @@ async def test_the_stage_summarises_the_session_a_gap_finished(agent_services, o
     assert point.payload["episode_uids"] == list(uids)
     assert point.payload["started_at"] == T0.isoformat()
     # Idempotent: again writes nothing and leaves the same node and point.
-    again = await sessions({"episode_uid": later[0]}, runtime())
+    again = await sessions(await loaded(later[0]), runtime())
     assert again["sessions"] == 0
     assert await agent_services.graph.list_summaries("alice") == [summary]
     assert await agent_services.vectors.count("summaries", "alice") == 1
@@ -205,13 +205,13 @@ async def test_a_crash_between_the_point_and_the_node_is_repaired(agent_services
 
     graph.upsert_summary = crash  # type: ignore[method-assign]
     try:
-        out = await sessions({"episode_uid": uids[-1]}, runtime())
+        out = await sessions(await loaded(uids[-1]), runtime())
     finally:
         graph.upsert_summary = real  # type: ignore[method-assign]
     assert "sessions" in " ".join(out["notes"])  # recorded, the episode carries on
     assert await agent_services.vectors.count("summaries", "alice") == 1
     assert await graph.list_summaries("alice") == []
-    out = await sessions({"episode_uid": uids[-1]}, runtime())  # the re-run (sweep, next turn)
+    out = await sessions(await loaded(uids[-1]), runtime())  # the re-run (sweep, next turn)
     assert out["sessions"] == 1
     assert len(await graph.list_summaries("alice")) == 1
     assert await agent_services.vectors.count("summaries", "alice") == 1  # same point id
@@ -219,7 +219,7 @@ async def test_a_crash_between_the_point_and_the_node_is_repaired(agent_services
 
 async def test_forgetting_a_turn_rebuilds_its_summary_without_it(agent_services, offline) -> None:
     uids = await say(agent_services, [*MOVE, *LATER])
-    await sessions({"episode_uid": uids[-1]}, runtime())
+    await sessions(await loaded(uids[-1]), runtime())
     [before] = await agent_services.graph.list_summaries("alice")
     leeds = await agent_services.graph.get_episode("alice", uids[1])
     assert leeds is not None
@@ -275,7 +275,7 @@ async def test_a_summary_that_fails_validation_falls_back_to_extractive(
 
 def _llm(services):
     from memory.services.usage import Usage
-    from nodes.sessions import llm_summariser
+    from tasks.sessions import llm_summariser
 
     return llm_summariser(services, Usage())
 

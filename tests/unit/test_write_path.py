@@ -55,7 +55,6 @@ NOT_WRITING = {
     "memory.text.ordering",
     "tasks.offline_answer",
     "tasks.diary_context",
-    "nodes.respond",
     "tasks.temporal",
 }
 """Modules the ingest imports that do not decide what it writes: packages, the embedder's

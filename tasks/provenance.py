@@ -1,12 +1,13 @@
-"""Belief provenance of one episode: the bookkeeping stage of docs/design.md sections 3 and 6.
+"""Belief provenance of one episode (docs/design.md sections 3 and 6): the belief-assessment task
+(`tasks.belief_assessment`) applied to it; the bookkeeping stage `beliefs` runs it.
 
 When the episode's stored ESS recommends an update (strong enough, arguing, not manipulative),
 the belief assessment says which beliefs the message bears on, how (supports / contradicts)
 and how strongly; each becomes a provenance edge and a bounded move of the belief
-(`memory.beliefs.evidence.apply_evidence`); the insight is kept for reflection and the belief shift is
-added to the sponge's trigger. The same call proposes the semantic features the message shows
-(written by the `features` stage, `nodes.features`). A manipulative or weak episode changes nothing: the sponge stays
-frozen for it. Every write is idempotent per (episode, belief), so a sweep re-running the stage
+(`memory.beliefs.evidence.apply_evidence`); the insight is kept for reflection and the belief
+shift is added to the sponge's trigger. The same call proposes the semantic features the message
+shows (written by the `features` stage, `nodes.features`). A manipulative or weak episode changes
+nothing: the sponge stays frozen for it. Every write is idempotent per (episode, belief), so a sweep re-running the stage
 gives the same store state.
 """
 
