@@ -17,7 +17,7 @@ Copy one with `changed`, `dataclasses.replace` or `ablate` and pass it in. The r
 recipe by name (docs/design.md section 5) and may turn the temporal expansion on per turn
 (`with_overrides`). Every part of the pipeline can be switched off; `PARTS` names them for
 `mneme eval retrieval --ablate`. How many memories a reply gets is not the recipe's: it is the
-route's (`nodes.route.result_count`); retrieval returns `Search.max_candidates` episodes for the
+route's (`tasks.route.result_count`); retrieval returns `Search.max_candidates` episodes for the
 rerank to order, and `sized` widens that for a search asked for more (`Memory.search(k)`).
 """
 
@@ -27,30 +27,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
 from memory.schema import VectorKind
-
-__all__ = [
-    "AGGREGATION",
-    "CONTEXT",
-    "PARTS",
-    "RECIPES",
-    "SIMPLE",
-    "TEMPORAL",
-    "Facts",
-    "Fusion",
-    "Graph",
-    "Priors",
-    "Recipe",
-    "Rerank",
-    "Search",
-    "Summaries",
-    "Time",
-    "Turns",
-    "ablate",
-    "changed",
-    "get_recipe",
-    "sized",
-    "with_overrides",
-]
 
 
 @dataclass(frozen=True, slots=True)
