@@ -68,8 +68,13 @@ async def ask(
     return result
 
 
+def ranked(memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Memories best first: by their rank (unranked ones last, in their order)."""
+    return sorted(memories, key=lambda m: int(m.get("rank") or 10**6))
+
+
 def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
-    """The memories a reply used, with where they came from."""
+    """The memories a reply used, best first (by rank), with where they came from."""
     from nodes.respond import memory_line
     from tasks.temporal import days_ago, utc_from_iso
 
@@ -79,7 +84,7 @@ def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
     table.add_column("thread", width=12)
     table.add_column("score", width=5)
     table.add_column("memory")
-    for m in memories:
+    for m in ranked(memories):
         created = utc_from_iso(str(m["created_at"]))
         said = memory_line({**m, "fragments": []})
         fragment = (m.get("fragments") or [said])[0]
@@ -144,8 +149,9 @@ async def process_all(services: Any, uids: list[str], user_id: str, bar: Progres
     return failed
 
 
-async def run_demo(user_id: str, show_usage: bool) -> int:
-    """Ingest the sample, run bookkeeping, ask the recall questions; return the misses."""
+async def run_demo(user_id: str, show_usage: bool) -> tuple[int, int]:
+    """Ingest the sample, run bookkeeping, ask the recall questions; return the questions not
+    answered from memory and the turns whose bookkeeping failed."""
     from memory.schema import utcnow
 
     sample = load_sample()
@@ -159,7 +165,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
         note_data_dir(services.settings)
         with progress_bar() as bar:
             uids, new = await ingest_sample(services, sample, user_id, bar)
-            await process_all(services, uids, user_id, bar)
+            failed = await process_all(services, uids, user_id, bar)
         console.print(
             f"{len(uids)} turns in {len(sample['sessions'])} conversations "
             f"({new} new, {len(uids) - new} already remembered)\n"
@@ -177,7 +183,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             answer = str(state["messages"][-1].content)
             expect = [e.lower() for e in q.get("expect", [])]
             hit = all(e in answer.lower() for e in expect)
-            used = sorted(state.get("memories") or [], key=lambda m: int(m.get("rank") or 10**6))
+            used = ranked(state.get("memories") or [])
             first_right = bool(used) and all(e in str(used[0]["content"]).lower() for e in expect)
             misses += not hit
             strict += first_right
@@ -203,7 +209,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             f"\n[bold]{total - misses}/{total}[/] questions answered from memory; "
             f"[bold]{strict}/{total}[/] with the right memory first (the strict check)."
         )
-    return misses
+    return misses, failed
 
 
 async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **context: Any) -> Any:
@@ -311,8 +317,20 @@ def demo(
     user: str = typer.Option("demo", "--user", help=USER_HELP),
     usage: bool = typer.Option(False, "--usage", help="Show route and LLM calls per answer."),
 ) -> None:
-    """Remember a bundled multi-session conversation, then ask it recall questions."""
-    run(lambda: run_demo(user, usage))
+    """Remember a bundled multi-session conversation, then ask it recall questions; exit 1 when
+    a question is not answered from memory or a turn's bookkeeping failed."""
+    misses, failed = run(lambda: run_demo(user, usage))
+    if misses or failed:
+        problems = (
+            [f"{misses} question{'s' * (misses != 1)} not answered from memory"] if misses else []
+        )
+        problems += [f"bookkeeping failed on {failed} turn{'s' * (failed != 1)}"] if failed else []
+        err.print(
+            f"[bold red]error:[/] the demo did not work: {', '.join(problems)}; "
+            "`mneme doctor` checks the install and the stores",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def chat(

