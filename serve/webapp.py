@@ -30,9 +30,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open long-lived clients once per server process; close them on shutdown."""
     import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
     from memory.services import close_services, get_services
+    from memory.settings import unknown_variables
     from serve.auth import keyring
     from serve.schedule import run_schedule
 
+    for warning in unknown_variables():
+        log.warning("mneme: %s", warning)
     ring = keyring()  # an unreadable keys file stops the server here, with the fix
     if ring.empty:
         banner = "!" * 78
