@@ -176,10 +176,12 @@ async def bench_turn(
 ) -> list[dict[str, Any]]:
     """Run the turn benchmark at each size and print a table; return its rows."""
     from memory.embeddings.embedders import build_embedder
+    from memory.embeddings.install import preflight
 
     rng = random.Random(7)
     base = load_settings()
     embedder = build_embedder(base)
+    preflight(embedder)  # a missing model: one line with the fix, before any work
     await embedder.embed_documents(["warm up"])
     rows: list[dict[str, Any]] = []
     try:

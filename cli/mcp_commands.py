@@ -28,12 +28,13 @@ def mcp(
     unpin_memory) over MCP, one user per connection: stdio's from MNEME_MCP_KEY (or --user without keys), HTTP's from each request's
     bearer key."""
     from memory.embeddings.embedders import EmbedderError, build_embedder
+    from memory.embeddings.install import preflight
     from memory.settings import ConfigError, load_settings
     from serve.mcp import McpSetupError, serve_http, serve_stdio, stdio_user
 
     try:
         settings = load_settings()
-        build_embedder(settings).preflight()  # the stores open lazily: fail now, not per call
+        preflight(build_embedder(settings))  # the stores open lazily: fail now, not per call
         if http is not None:
             if user:
                 raise McpSetupError("--user is for stdio; over HTTP each request's key decides")

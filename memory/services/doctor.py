@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from memory.embeddings.embedders import EmbedderError
+from memory.embeddings.install import check as check_embedder
 from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
@@ -95,7 +96,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
 async def _check_embedder(services: Services, report: DoctorReport) -> None:
     """The embedder loads and answers (bookkeeping and every search need it)."""
     try:
-        report.add("embedder", True, await services.embedder.check())
+        report.add("embedder", True, await check_embedder(services.embedder))
     except EmbedderError as exc:
         report.add("embedder", False, str(exc))
 

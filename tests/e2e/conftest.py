@@ -131,7 +131,8 @@ def wheelhouse() -> Path:
     import sys
     import tempfile
 
-    from memory.embeddings.embedders import OFFLINE_PACKAGE, OFFLINE_VERSION
+    from memory.embeddings.embedders import OFFLINE_PACKAGE
+    from memory.embeddings.install import OFFLINE_VERSION
 
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
     base = Path(os.environ.get("MNEME_WHEEL_CACHE", Path.home() / ".cache/mneme/wheels"))

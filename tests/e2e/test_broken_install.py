@@ -31,6 +31,7 @@ COMMANDS = [
     ["pin", "--user", "ada", "some-uid"],
     ["mcp", "--user", "ada"],
     ["bench", "turn"],
+    ["bench", "sleep"],
 ]
 
 

