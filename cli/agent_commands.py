@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -259,6 +261,46 @@ CHAT_HELP = (
 )
 
 
+@contextmanager
+def logs_to_file(path: Path) -> Iterator[Path]:
+    """Send the process's log records to `path` instead of the terminal for the block, so that
+    no warning is printed over the `you>` prompt; the terminal handlers come back after."""
+    root = logging.getLogger()
+    terminal = [
+        h
+        for h in root.handlers
+        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for h in terminal:
+        root.removeHandler(h)
+    root.addHandler(handler)
+    try:
+        yield path
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        for h in terminal:
+            root.addHandler(h)
+
+
+def slow_note(state: dict[str, Any]) -> str | None:
+    """One line when the turn's stages answered without the model, else None."""
+    tasks = (state.get("usage") or {}).get("tasks") or {}
+    late = sorted(name for name, t in tasks.items() if t.get("outcome") == "budget")
+    failed = sorted(name for name, t in tasks.items() if t.get("outcome") == "error")
+    if late:
+        return (
+            f"({' and '.join(late)} answered without the model: it was slower than the turn's "
+            "latency budget, MNEME_TURN_BUDGET_S)"
+        )
+    if failed:
+        return f"({' and '.join(failed)} answered without the model: the endpoint failed)"
+    return None
+
+
 async def run_chat(
     user_id: str,
     thread_id: str,
@@ -269,13 +311,17 @@ async def run_chat(
     """A read-eval-print loop over the agent."""
     from memory.schema import utcnow
 
-    async with opened(bookkeeping=True) as services:
+    async with opened(bookkeeping=True) as services, AsyncExitStack() as stack:
+        log_file = stack.enter_context(
+            logs_to_file(services.settings.data_dir / "logs" / "chat.log")
+        )
         with console.status("[dim]loading the embedding model…[/]", spinner="dots"):
             await services.embedder.embed_query("warm up")
         app = compiled_agent()
         console.print(
             f"[bold]mneme chat[/] as [cyan]{safe(user_id)}[/] (thread {safe(thread_id)}), "
-            f"memory in {safe(str(services.settings.data_dir))}. /help lists commands."
+            f"memory in {safe(str(services.settings.data_dir))}, log in {safe(str(log_file))}. "
+            "/help lists commands."
         )
         note_data_dir(services.settings)
         while True:
@@ -309,6 +355,9 @@ async def run_chat(
             state = await stream_reply(
                 app, text, user_id=user_id, thread_id=thread_id, timezone=timezone
             )
+            note = slow_note(state)
+            if note:
+                console.print(f"[dim]{safe(note)}[/]")
             if show_memories and state.get("memories"):
                 console.print(memories_table(state["memories"], utcnow()))
 

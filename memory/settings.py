@@ -159,6 +159,11 @@ class Settings(BaseSettings):
         default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_RESPOND")
     )
     llm_timeout_s: float = Field(default=30.0, validation_alias=_env("MNEME_LLM_TIMEOUT_S"))
+    turn_budget_s: float = Field(default=8.0, ge=0, validation_alias=_env("MNEME_TURN_BUDGET_S"))
+    """Seconds the stages before a reply (route, rerank) may wait for the chat model in one
+    turn, together, counted from the turn's start; past it each answers with its offline
+    heuristic, and the turn says so once. 0: no budget (each call waits up to
+    MNEME_LLM_TIMEOUT_S). The reply itself is not limited by it."""
 
     core_identity: str = Field(
         default=DEFAULT_CORE_IDENTITY, validation_alias=_env("MNEME_CORE_IDENTITY")

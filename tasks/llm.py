@@ -6,6 +6,11 @@ schema. No endpoint configured (offline mode), an endpoint that is down, slow or
 garbage: all end in the heuristic with a logged warning, never an exception. Every request is
 counted in the caller's `Usage` and the process totals of `ChatModels`.
 
+A turn's foreground stages (route, rerank) share a latency budget (`turn_budget`, from
+MNEME_TURN_BUDGET_S): inside it a structured call waits for the model only until the budget's end,
+then answers with its heuristic (outcome `budget`); the first stage that runs out says so in the
+log, the next ones skip the model without a word.
+
 The clients themselves belong to the process (`memory.services.chat.ChatModels`, on
 `Services.chat`); each task's prompt, schema and heuristic live in its own node module.
 """
@@ -15,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -37,6 +44,32 @@ RETRY_PROMPT = (
     "Answer again by calling the function `{name}` exactly once, with arguments that match its "
     "JSON schema. No prose."
 )
+
+
+MIN_WAIT_S = 0.25
+"""Less of the turn's budget than this left: the model is not asked at all."""
+
+_deadline: ContextVar[tuple[float, float] | None] = ContextVar("mneme_turn_deadline", default=None)
+"""(the wall-clock time the turn's budget ends, the budget in seconds) inside `turn_budget`."""
+
+
+@contextmanager
+def turn_budget(started_at: float | None, budget_s: float) -> Iterator[None]:
+    """Within this block structured calls wait for the model until `budget_s` seconds after
+    `started_at` (the turn's start, epoch seconds) at most. No start or a budget of 0: no limit
+    beyond MNEME_LLM_TIMEOUT_S."""
+    limit = None if started_at is None or budget_s <= 0 else (started_at + budget_s, budget_s)
+    token = _deadline.set(limit)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _budget_left() -> float | None:
+    """Seconds left of the turn's budget (None outside one)."""
+    limit = _deadline.get()
+    return None if limit is None else limit[0] - time.time()
 
 
 # --------------------------------------------------------------------------- calls
@@ -101,7 +134,7 @@ def _request(
 
 def _outcome(chat: ChatModels, usage: Usage, task: str, outcome: str) -> None:
     usage.outcome(task, outcome)
-    if outcome in ("fallback", "error", "offline"):
+    if outcome in ("fallback", "error", "offline", "budget"):
         chat.totals.fallback(task)
 
 
@@ -139,13 +172,30 @@ async def structured(
         return fallback()
     convo = list(messages)
     for attempt in (1, 2):
+        wait = chat.timeout_s + 1.0
+        left = _budget_left()
+        if left is not None:
+            if left < MIN_WAIT_S:
+                log.info("%s: the turn's latency budget is spent; using the heuristic", task)
+                _outcome(chat, usage, task, "budget")
+                return fallback()
+            wait = min(wait, left)
         started = time.perf_counter()
         try:
-            out = await asyncio.wait_for(
-                bound.ainvoke(convo, config=NOSTREAM), timeout=chat.timeout_s + 1.0
-            )
+            out = await asyncio.wait_for(bound.ainvoke(convo, config=NOSTREAM), timeout=wait)
         except Exception as exc:
             _request(chat, usage, task, None, time.perf_counter() - started)
+            limit = _deadline.get()
+            if isinstance(exc, TimeoutError) and left is not None and limit is not None:
+                if wait < chat.timeout_s + 1.0:
+                    log.warning(
+                        "%s: the chat model did not answer within the turn's latency budget "
+                        "(MNEME_TURN_BUDGET_S=%g); answering this turn without it",
+                        task,
+                        limit[1],
+                    )
+                    _outcome(chat, usage, task, "budget")
+                    return fallback()
             log.warning(
                 "%s: the chat endpoint failed (%s); using the heuristic", task, describe_error(exc)
             )

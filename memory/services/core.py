@@ -180,7 +180,7 @@ class Services:
         closers = []
         if self.queue is not None:
             closers.append(self.queue.close)
-        closers += [self.vectors.close, self.graph.close]
+        closers += [self.vectors.close, self.graph.close, self.chat.aclose]
         if self.owns_embedder:
             closers.append(self.embedder.close)
         for closer in closers:
