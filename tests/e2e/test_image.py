@@ -10,7 +10,8 @@ bookkeeping, embedder included, finishes) and recalled through `GET /memories`.
 Slow: `pytest -m slow`. The packages come from the tests' wheelhouse (`wheelhouse()`: every
 dependency as a wheel, made from the index once per pyproject.toml), so only the first run
 resolves and downloads; the pip commands are the Dockerfile's plus `--no-index --find-links`
-(and without `--no-cache-dir` and the base image's constraints file). Every RUN
+and `--no-compile` (uv, which the image uses, compiles no bytecode either), without
+`--no-cache-dir` and the base image's constraints file. Every RUN
 line of the Dockerfile is either done here or named in BASE_IMAGE_LINES, so a line added to the
 Dockerfile is never skipped silently.
 """
@@ -134,7 +135,7 @@ def test_the_image_remembers_and_recalls_a_turn(tmp_path: Path, processes) -> No
             args = pip_args(command)
             assert args == ["-e", "."], command
             subprocess.run(
-                [py, "-m", "pip", "install", "-q", *local, "-e", "."],
+                [py, "-m", "pip", "install", "-q", "--no-compile", *local, "-e", "."],
                 cwd=deps,
                 env=base_env,
                 check=True,
@@ -144,7 +145,7 @@ def test_the_image_remembers_and_recalls_a_turn(tmp_path: Path, processes) -> No
         args = pip_args(command)
         if args is not None and "/api" not in args:
             subprocess.run(
-                [py, "-m", "pip", "install", "-q", *local, *args],
+                [py, "-m", "pip", "install", "-q", "--no-compile", *local, *args],
                 cwd=tmp_path,
                 env=base_env,
                 check=True,

@@ -50,7 +50,7 @@ def test_pip_install_of_the_wheel_and_pipx_run(tmp_path: Path) -> None:
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index"]
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", "--no-index"]
     pip += ["--find-links", str(house)]
     subprocess.run([*pip, str(wheel)], env=clean_env(), check=True)
     listed = subprocess.run(
@@ -97,6 +97,7 @@ def test_pip_install_of_the_wheel_and_pipx_run(tmp_path: Path) -> None:
         PIPX_HOME=str(tmp_path / "pipx"),
         PIPX_BIN_DIR=str(tmp_path / "pipx-bin"),
         PIP_NO_INDEX="1",
+        PIP_NO_COMPILE="1",
         PIP_FIND_LINKS=str(house),
     )
     ran = subprocess.run(
