@@ -55,7 +55,7 @@ def compiled_agent() -> Any:
 
     from graph.agent import builder
 
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=InMemorySaver(), name="agent")
 
 
 async def ask(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from memory.embeddings.embedders import Embedder, build_embedder
 from memory.embeddings.install import preflight as embedder_preflight
+from memory.services import telemetry
 from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
 from memory.services.queue import (
@@ -128,6 +129,7 @@ class Services:
         doctor` opens without it and reports the embedder on its own line.
         """
         shared = embedder
+        telemetry.configure()  # spans exported only when an OTLP endpoint is configured
         graph = build_graph_store(settings)
         try:
             await graph.ping()
