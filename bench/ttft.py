@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.slow_llm import slow_llm
+from bench.turn import embedded_settings
 from bench.write import machine, percentiles
 from memory.services import ChatModels, Services, use_services
 from memory.settings import load_settings
@@ -103,15 +104,7 @@ async def bench_ttft(
     rows = []
     async with slow_llm(delay_s) as (url, app):
         with tempfile.TemporaryDirectory(prefix="mneme-bench-ttft-") as tmp:
-            settings = load_settings(
-                data_dir=Path(tmp),
-                graph_backend="sqlite",
-                qdrant_path=Path(tmp) / "vectors",
-                neo4j_uri=None,
-                qdrant_url=None,
-                llm_base_url=url,
-                llm_api_key=None,
-            )
+            settings = embedded_settings(Path(tmp), llm_base_url=url, llm_api_key=None)
             console.print(f"filling {len(TOLD)} turns offline ...")
             await _fill(settings)
             for label, seconds in ((f"budget {budget:g} s", budget), ("no budget", 0.0)):

@@ -6,8 +6,7 @@ and nothing at all when no OTLP endpoint is configured."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,10 +16,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from graph.agent import builder
 from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
-from memory.embeddings.embedders import Embedder
-from memory.services import Services, set_services, telemetry
+from memory.services import Services, telemetry
 from serve.api import Memory
-from tests.conftest import make_settings
+from tests.conftest import installed
 
 SAID = "I moved to Utrecht in May with my dog Biscuit."
 ASKED = "Where do I live now?"
@@ -38,14 +36,10 @@ def exporter(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.fixture
-async def services(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Services]:
-    svc = await Services.open(make_settings(tmp_path), embedder=embedder, sweep_interval_s=None)
-    set_services(svc)
-    try:
-        yield svc
-    finally:
-        set_services(None)
-        await svc.close()
+def agent(services: Services) -> Iterator[Services]:
+    """The `services` of tests/conftest.py (each graph backend), as the nodes' services."""
+    with installed(services):
+        yield services
 
 
 async def turn(text: str, thread: str) -> dict[str, Any]:
@@ -62,8 +56,9 @@ def every_value(spans: list[Any]) -> list[str]:
 
 
 async def test_spans_of_a_turn_bookkeeping_sleep_and_the_api(
-    exporter: InMemorySpanExporter, services: Services
+    exporter: InMemorySpanExporter, agent: Services
 ) -> None:
+    services = agent
     told = await turn(SAID, "t1")
     await run_episode(services, USER, told["episode"]["uid"])
     asked = await turn(ASKED, "t2")
