@@ -37,12 +37,13 @@ def test_every_mneme_variable_in_the_repository_is_known() -> None:
     used: set[str] = set()
     for name in files:
         path = ROOT / name
+        if path.name == Path(__file__).name:
+            continue  # this file's misspellings are on purpose
         if path.suffix in {".py", ".sh", ".md", ".yml", ".example", ".ipynb"} or path.name in {
             "Makefile",
             "run",
         }:
             used |= set(re.findall(r"\bMNEME_[A-Z0-9_]*[A-Z0-9]\b", path.read_text("utf-8")))
-    used -= {"MNEME_FROBNICATE", "MNEME_EMBEDING_MODEL", "MNEME_SLEEP_SCHEDUEL", "MNEME_FOO"}
     assert used - known_variables() == set()
 
 
