@@ -304,7 +304,7 @@ async def test_an_unsupported_model_without_torch_names_the_extra(
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL=") as err:
         await emb.embed_query("hello")
     assert "not mean pooling" in str(err.value)
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
@@ -314,7 +314,7 @@ async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
     emb = LocalEmbedder(runtime="torch")
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_RUNTIME=torch needs") as err:
         await emb.embed_query("hello")
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 async def test_without_onnxruntime_the_error_names_the_package(
