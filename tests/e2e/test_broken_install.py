@@ -7,6 +7,7 @@ failing check; and the demo exits non-zero when its answers are wrong."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,9 @@ def test_the_demo_exits_1_when_an_answer_is_wrong(
         {"question": "What is the name of my pet tortoise?", "expect": ["Archimedes"]}
     ]
     monkeypatch.setattr(agent_commands, "load_sample", lambda path=None: sample)
+    for name in os.environ:  # the embedded stores, offline: as child_env, in this process
+        if name.startswith(("MNEME_", "NEO4J_", "QDRANT_", "OPENAI_")):
+            monkeypatch.delenv(name)
     for name, value in child_env(tmp_path / "data").items():
         if name.startswith("MNEME_"):
             monkeypatch.setenv(name, value)
