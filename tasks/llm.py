@@ -8,8 +8,8 @@ counted in the caller's `Usage` and the process totals of `ChatModels`.
 
 A turn's foreground stages (route, rerank) share a latency budget (`turn_budget`, from
 MNEME_TURN_BUDGET_S): inside it a structured call waits for the model only until the budget's end,
-then answers with its heuristic (outcome `budget`); the first stage that runs out says so in the
-log, the next ones skip the model without a word.
+then answers with its heuristic (outcome `budget`); the first stage of the turn that does so
+says so in a warning, the next ones with an info line only.
 
 The clients themselves belong to the process (`memory.services.chat.ChatModels`, on
 `Services.chat`); each task's prompt, schema and heuristic live in its own node module.
@@ -51,6 +51,8 @@ MIN_WAIT_S = 0.25
 
 _deadline: ContextVar[tuple[float, float] | None] = ContextVar("mneme_turn_deadline", default=None)
 """(the wall-clock time the turn's budget ends, the budget in seconds) inside `turn_budget`."""
+_said: dict[float, None] = {}
+"""The turns (by their budget's end) whose running out has been logged, newest last."""
 
 
 @contextmanager
@@ -64,6 +66,26 @@ def turn_budget(started_at: float | None, budget_s: float) -> Iterator[None]:
         yield
     finally:
         _deadline.reset(token)
+
+
+def _over_budget(task: str) -> None:
+    """Log that the turn answers without the model: a warning the first time in a turn, an
+    info line for the stages after it."""
+    limit = _deadline.get()
+    if limit is None:
+        return
+    if limit[0] in _said:
+        log.info("%s: the turn's latency budget is spent; using the heuristic", task)
+        return
+    _said[limit[0]] = None
+    while len(_said) > 1024:
+        del _said[next(iter(_said))]
+    log.warning(
+        "%s: the chat model did not answer within the turn's latency budget "
+        "(MNEME_TURN_BUDGET_S=%g); answering this turn without it",
+        task,
+        limit[1],
+    )
 
 
 def _budget_left() -> float | None:
@@ -176,7 +198,7 @@ async def structured(
         left = _budget_left()
         if left is not None:
             if left < MIN_WAIT_S:
-                log.info("%s: the turn's latency budget is spent; using the heuristic", task)
+                _over_budget(task)
                 _outcome(chat, usage, task, "budget")
                 return fallback()
             wait = min(wait, left)
@@ -185,17 +207,10 @@ async def structured(
             out = await asyncio.wait_for(bound.ainvoke(convo, config=NOSTREAM), timeout=wait)
         except Exception as exc:
             _request(chat, usage, task, None, time.perf_counter() - started)
-            limit = _deadline.get()
-            if isinstance(exc, TimeoutError) and left is not None and limit is not None:
-                if wait < chat.timeout_s + 1.0:
-                    log.warning(
-                        "%s: the chat model did not answer within the turn's latency budget "
-                        "(MNEME_TURN_BUDGET_S=%g); answering this turn without it",
-                        task,
-                        limit[1],
-                    )
-                    _outcome(chat, usage, task, "budget")
-                    return fallback()
+            if isinstance(exc, TimeoutError) and left is not None and wait < chat.timeout_s + 1.0:
+                _over_budget(task)
+                _outcome(chat, usage, task, "budget")
+                return fallback()
             log.warning(
                 "%s: the chat endpoint failed (%s); using the heuristic", task, describe_error(exc)
             )

@@ -35,7 +35,7 @@ async def test_bench_turn_reports_time_to_first_token(
     # With the budget: route and rerank give up once it is spent, then the reply's own wait.
     assert budget["outcomes"]["route"] == {"budget": 3}
     assert budget["outcomes"]["rerank"] == {"budget": 3}
-    assert max(budget["ttft_ms"]) < (BUDGET_S + DELAY_S + 2.5) * 1000, budget
+    assert max(budget["ttft_ms"]) < (BUDGET_S + DELAY_S + 5) * 1000, budget  # 5 s: a busy machine
     # Without: each waits for its answer and a retry (2 x 2 requests), then the reply.
     assert unlimited["outcomes"]["route"] == {"fallback": 3}
     assert min(unlimited["ttft_ms"]) >= 5 * DELAY_S * 1000, unlimited
@@ -76,5 +76,6 @@ async def test_chat_logs_to_a_file_and_says_once_per_turn(
     assert shown.count(note) == 2, shown  # once per turn
     log = (data / "logs" / "chat.log").read_text()
     # one warning a turn: the first stage that ran out; the next skip the model quietly
-    assert log.count("within the turn's latency budget (MNEME_TURN_BUDGET_S=3)") == 2, log
+    said = log.count("within the turn's latency budget (MNEME_TURN_BUDGET_S=3); answering this")
+    assert said == 2, log
     assert "chat.log" in shown
