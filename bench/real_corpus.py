@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.embeddings.embedders import build_embedder
+from memory.embeddings.install import preflight
 from memory.settings import load_settings
 from memory.text.chunking import split_sentences
 
@@ -64,6 +65,7 @@ async def embed_cached(
 ) -> tuple[npt.NDArray[np.float32], str]:
     """The (n, dim) embeddings of `texts` by the configured embedder, from the cache if there."""
     embedder = build_embedder(load_settings())
+    preflight(embedder)  # a missing model: one line with the fix, before any work
     try:
         path = (
             CACHE_DIR

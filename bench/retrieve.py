@@ -29,6 +29,7 @@ from rich.table import Table
 
 from bench.write import machine, percentiles, sample_turn
 from memory.embeddings.embedders import Embedder, build_embedder
+from memory.embeddings.install import preflight
 from memory.retrieval.recipes import SIMPLE, TEMPORAL
 from memory.retrieval.retrieve import retrieve
 from memory.schema import EntityType, EpisodeStatus, NewEpisode, utcnow
@@ -227,6 +228,7 @@ async def bench_retrieve(
     """Fill, optimise and time `retrieve` at each size; print a table and return its rows."""
     rng = random.Random(11)
     embedder: Embedder = build_embedder(load_settings())
+    preflight(embedder)  # a missing model: one line with the fix, before any work
     await embedder.embed_query("warm up")
     rows: list[dict[str, Any]] = []
     try:

@@ -38,6 +38,7 @@ import numpy as np
 from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
 from memory.embeddings.embedders import Embedder, Matrix, build_embedder
+from memory.embeddings.install import preflight
 from memory.retrieval.recipes import SIMPLE
 from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
@@ -379,7 +380,9 @@ async def bench_sleep(
             "llm_base_url": None,
         }
     )
-    embedder = CachedEmbedder(build_embedder(config))
+    built = build_embedder(config)
+    preflight(built)  # a missing model: one line with the fix, before any work
+    embedder = CachedEmbedder(built)
     report = SleepReport(
         episodes=len(turns),
         seed=seed,

@@ -24,7 +24,7 @@ from rich.table import Table
 from bench.write import machine, percentiles, sample_turn
 from memory.schema import EpisodeStatus, NewEpisode, stable_uid, utcnow
 from memory.services import Services
-from memory.settings import load_settings
+from memory.settings import Settings, load_settings
 from memory.stores.base import VectorPoint
 from memory.text.sparse import encode_document
 
@@ -54,6 +54,18 @@ class Timed:
                 self.by_method[name] = self.by_method.get(name, 0.0) + spent
 
         return timed
+
+
+def embedded_settings(tmp: Path, **overrides: object) -> Settings:
+    """The process settings on a throw-away embedded memory in `tmp` (SQLite, Qdrant Edge)."""
+    return load_settings(
+        data_dir=tmp,
+        graph_backend="sqlite",
+        qdrant_path=tmp / "vectors",
+        neo4j_uri=None,
+        qdrant_url=None,
+        **overrides,
+    )
 
 
 async def _fill(services: Services, tenant: str, n: int, rng: random.Random) -> None:
@@ -176,22 +188,18 @@ async def bench_turn(
 ) -> list[dict[str, Any]]:
     """Run the turn benchmark at each size and print a table; return its rows."""
     from memory.embeddings.embedders import build_embedder
+    from memory.embeddings.install import preflight
 
     rng = random.Random(7)
     base = load_settings()
     embedder = build_embedder(base)
+    preflight(embedder)  # a missing model: one line with the fix, before any work
     await embedder.embed_documents(["warm up"])
     rows: list[dict[str, Any]] = []
     try:
         for n in sizes:
             with tempfile.TemporaryDirectory(prefix="mneme-bench-turn-") as tmp:
-                settings = load_settings(
-                    data_dir=Path(tmp),
-                    graph_backend="sqlite",
-                    qdrant_path=Path(tmp) / "vectors",
-                    neo4j_uri=None,
-                    qdrant_url=None,
-                )
+                settings = embedded_settings(Path(tmp))
                 services = await Services.open(settings, embedder=embedder)
                 try:
                     console.print(f"filling {n:,} episodes ...")

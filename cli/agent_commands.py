@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -53,7 +55,7 @@ def compiled_agent() -> Any:
 
     from graph.agent import builder
 
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=InMemorySaver(), name="agent")
 
 
 async def ask(
@@ -68,8 +70,13 @@ async def ask(
     return result
 
 
+def ranked(memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Memories best first: by their rank (unranked ones last, in their order)."""
+    return sorted(memories, key=lambda m: int(m.get("rank") or 10**6))
+
+
 def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
-    """The memories a reply used, with where they came from."""
+    """The memories a reply used, best first (by rank), with where they came from."""
     from tasks.offline_answer import memory_line
     from tasks.temporal import days_ago, utc_from_iso
 
@@ -79,7 +86,7 @@ def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
     table.add_column("thread", width=12)
     table.add_column("score", width=5)
     table.add_column("memory")
-    for m in memories:
+    for m in ranked(memories):
         created = utc_from_iso(str(m["created_at"]))
         said = memory_line({**m, "fragments": []})
         fragment = (m.get("fragments") or [said])[0]
@@ -144,8 +151,9 @@ async def process_all(services: Any, uids: list[str], user_id: str, bar: Progres
     return failed
 
 
-async def run_demo(user_id: str, show_usage: bool) -> int:
-    """Ingest the sample, run bookkeeping, ask the recall questions; return the misses."""
+async def run_demo(user_id: str, show_usage: bool) -> tuple[int, int]:
+    """Ingest the sample, run bookkeeping, ask the recall questions; return the questions not
+    answered from memory and the turns whose bookkeeping failed."""
     from memory.schema import utcnow
 
     sample = load_sample()
@@ -159,7 +167,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
         note_data_dir(services.settings)
         with progress_bar() as bar:
             uids, new = await ingest_sample(services, sample, user_id, bar)
-            await process_all(services, uids, user_id, bar)
+            failed = await process_all(services, uids, user_id, bar)
         console.print(
             f"{len(uids)} turns in {len(sample['sessions'])} conversations "
             f"({new} new, {len(uids) - new} already remembered)\n"
@@ -177,7 +185,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             answer = str(state["messages"][-1].content)
             expect = [e.lower() for e in q.get("expect", [])]
             hit = all(e in answer.lower() for e in expect)
-            used = sorted(state.get("memories") or [], key=lambda m: int(m.get("rank") or 10**6))
+            used = ranked(state.get("memories") or [])
             first_right = bool(used) and all(e in str(used[0]["content"]).lower() for e in expect)
             misses += not hit
             strict += first_right
@@ -203,7 +211,7 @@ async def run_demo(user_id: str, show_usage: bool) -> int:
             f"\n[bold]{total - misses}/{total}[/] questions answered from memory; "
             f"[bold]{strict}/{total}[/] with the right memory first (the strict check)."
         )
-    return misses
+    return misses, failed
 
 
 async def stream_reply(app: Any, text: str, *, user_id: str, thread_id: str, **context: Any) -> Any:
@@ -253,6 +261,46 @@ CHAT_HELP = (
 )
 
 
+@contextmanager
+def logs_to_file(path: Path) -> Iterator[Path]:
+    """Send the process's log records to `path` instead of the terminal for the block, so that
+    no warning is printed over the `you>` prompt; the terminal handlers come back after."""
+    root = logging.getLogger()
+    terminal = [
+        h
+        for h in root.handlers
+        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for h in terminal:
+        root.removeHandler(h)
+    root.addHandler(handler)
+    try:
+        yield path
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        for h in terminal:
+            root.addHandler(h)
+
+
+def slow_note(state: dict[str, Any]) -> str | None:
+    """One line when the turn's stages answered without the model, else None."""
+    tasks = (state.get("usage") or {}).get("tasks") or {}
+    late = sorted(name for name, t in tasks.items() if t.get("outcome") == "budget")
+    failed = sorted(name for name, t in tasks.items() if t.get("outcome") == "error")
+    if late:
+        return (
+            f"({' and '.join(late)} answered without the model: it was slower than the turn's "
+            "latency budget, MNEME_TURN_BUDGET_S)"
+        )
+    if failed:
+        return f"({' and '.join(failed)} answered without the model: the endpoint failed)"
+    return None
+
+
 async def run_chat(
     user_id: str,
     thread_id: str,
@@ -263,13 +311,17 @@ async def run_chat(
     """A read-eval-print loop over the agent."""
     from memory.schema import utcnow
 
-    async with opened(bookkeeping=True) as services:
+    async with opened(bookkeeping=True) as services, AsyncExitStack() as stack:
+        log_file = stack.enter_context(
+            logs_to_file(services.settings.data_dir / "logs" / "chat.log")
+        )
         with console.status("[dim]loading the embedding model…[/]", spinner="dots"):
             await services.embedder.embed_query("warm up")
         app = compiled_agent()
         console.print(
             f"[bold]mneme chat[/] as [cyan]{safe(user_id)}[/] (thread {safe(thread_id)}), "
-            f"memory in {safe(str(services.settings.data_dir))}. /help lists commands."
+            f"memory in {safe(str(services.settings.data_dir))}, log in {safe(str(log_file))}. "
+            "/help lists commands."
         )
         note_data_dir(services.settings)
         while True:
@@ -303,6 +355,9 @@ async def run_chat(
             state = await stream_reply(
                 app, text, user_id=user_id, thread_id=thread_id, timezone=timezone
             )
+            note = slow_note(state)
+            if note:
+                console.print(f"[dim]{safe(note)}[/]")
             if show_memories and state.get("memories"):
                 console.print(memories_table(state["memories"], utcnow()))
 
@@ -311,8 +366,20 @@ def demo(
     user: str = typer.Option("demo", "--user", help=USER_HELP),
     usage: bool = typer.Option(False, "--usage", help="Show route and LLM calls per answer."),
 ) -> None:
-    """Remember a bundled multi-session conversation, then ask it recall questions."""
-    run(lambda: run_demo(user, usage))
+    """Remember a bundled multi-session conversation, then ask it recall questions; exit 1 when
+    a question is not answered from memory or a turn's bookkeeping failed."""
+    misses, failed = run(lambda: run_demo(user, usage))
+    if misses or failed:
+        problems = (
+            [f"{misses} question{'s' * (misses != 1)} not answered from memory"] if misses else []
+        )
+        problems += [f"bookkeeping failed on {failed} turn{'s' * (failed != 1)}"] if failed else []
+        err.print(
+            f"[bold red]error:[/] the demo did not work: {', '.join(problems)}; "
+            "`mneme doctor` checks the install and the stores",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def chat(

@@ -91,8 +91,27 @@ def search(
 def turn(
     sizes: str = typer.Option("1000", help="Comma-separated episode counts (10000: minutes)."),
     turns: int = typer.Option(30, min=1, help="Agent turns per size."),
+    slow_llm: float | None = typer.Option(
+        None,
+        "--slow-llm",
+        min=0,
+        help="Instead: time to the reply's first token with a local stub chat model that answers "
+        "after this many seconds, with the turn's latency budget and without one.",
+    ),
+    budget: float | None = typer.Option(
+        None,
+        "--budget",
+        min=0,
+        help="With --slow-llm: the budget to try (default MNEME_TURN_BUDGET_S).",
+    ),
 ) -> None:
-    """Per-turn time in the memory layer (no LLM, no embedding) at the given sizes."""
+    """Per-turn time in the memory layer (no LLM, no embedding) at the given sizes; with
+    --slow-llm, time to first token with a slow chat model."""
+    if slow_llm is not None:
+        from bench.ttft import bench_ttft
+
+        run(lambda: bench_ttft(delay_s=slow_llm, budget_s=budget, console=console))
+        return
     from bench.turn import bench_turn
 
     parsed = _sizes(sizes)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from memory.embeddings.embedders import EmbedderError
 from memory.services import Services, use_services
 from memory.settings import ConfigError, Settings, load_settings
 from memory.stores.base import StoreError
@@ -50,15 +51,16 @@ class CommandError(Exception):
 
 def fail(message: str) -> typer.Exit:
     """Print `message` as the command's error and return the exit to raise."""
-    err.print(f"[bold red]error:[/] {safe(message)}")
+    err.print(f"[bold red]error:[/] {safe(message)}", soft_wrap=True)  # one line, never wrapped
     return typer.Exit(2)
 
 
 def run(main: Callable[[], Coroutine[object, object, T]]) -> T:
-    """Run an async command; settings, store and command errors print one line and exit 2."""
+    """Run an async command; settings, store, embedder and command errors print one line and
+    exit 2."""
     try:
         return asyncio.run(main())
-    except (ConfigError, StoreError, CommandError) as exc:
+    except (ConfigError, StoreError, EmbedderError, CommandError) as exc:
         raise fail(str(exc)) from None
 
 

@@ -217,6 +217,7 @@ def retrieval(
     several files (by default the two development benchmarks), side by side."""
     from bench.eval_retrieval import run_eval
     from bench.memeval import EvalInputError
+    from memory.embeddings.embedders import EmbedderError
     from memory.retrieval.recipes import PARTS, get_recipe
     from memory.settings import ConfigError
     from memory.sleep.levels import parse_level
@@ -258,7 +259,7 @@ def retrieval(
                             references=references and (part is None or len(parts) == 1),
                         )
                     )
-                except (EvalInputError, ConfigError, StoreError) as exc:
+                except (EvalInputError, ConfigError, StoreError, EmbedderError) as exc:
                     raise fail(str(exc)) from None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -14,18 +14,22 @@ from serve.apikeys import add_key
 def add(
     user: str = typer.Option(..., "--user", "-u", help="The user id the key acts as."),
     file: str | None = typer.Option(
-        None, "--file", help="Keys file (default: MNEME_API_KEYS_FILE)."
+        None,
+        "--file",
+        help="Keys file (default: MNEME_API_KEYS_FILE, else api-keys in the data directory, "
+        "where the server looks when MNEME_API_KEYS_FILE is unset).",
     ),
 ) -> None:
     """Create an API key for a user, store its hash, and print the key once."""
     try:
-        path = Path(file) if file else load_settings().api_keys_file
-        if path is None:
-            raise ConfigError("no keys file: pass --file or set MNEME_API_KEYS_FILE")
+        path = Path(file) if file else load_settings().resolved_api_keys_file
         key = add_key(path, user)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"cannot write the keys file ({exc.strerror})") from None
-    console.print(f"API key for [cyan]{safe(user)}[/] (shown once, only its hash is kept):")
+    console.print(
+        f"API key for [cyan]{safe(user)}[/] (shown once; its hash is kept in {safe(str(path))}, "
+        "read when the server starts):"
+    )
     console.print(key, markup=False, highlight=False)

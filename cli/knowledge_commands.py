@@ -175,7 +175,7 @@ def recall_json(query: str, candidates: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def ingest(
-    file: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see bench FORMAT.md).")],
+    file: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see docs/memeval.md).")],
     user: Annotated[str, typer.Option("--user", "-u", help=USER_HELP)],
 ) -> None:
     """Remember every turn of a memeval file as the user's episodes, in order (idempotent)."""

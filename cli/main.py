@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 import typer
+from typer.core import TyperOption
 
 from cli import (
     agent_commands,
@@ -25,6 +26,19 @@ from cli import (
     sleep_commands,
     store_commands,
 )
+from cli.common import err, safe
+from memory.settings import unknown_variables
+
+_display_type = TyperOption.display_type_rich
+
+
+def _no_type_for_flags(self: TyperOption, ctx: object) -> str | None:
+    """A flag takes no value, so its help shows no type (typer 0.29 prints `<bool>` for every
+    flag, `--help` included)."""
+    return None if self.is_flag else _display_type(self, ctx)  # type: ignore[arg-type]
+
+
+TyperOption.display_type_rich = _no_type_for_flags  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="mneme",
@@ -42,6 +56,8 @@ def _root(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    for warning in unknown_variables():
+        err.print(f"[yellow]warning:[/] {safe(warning)}", soft_wrap=True)
 
 
 app.command()(agent_commands.demo)

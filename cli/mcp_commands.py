@@ -27,11 +27,14 @@ def mcp(
     """Serve the memory tools (remember, recall, facts, beliefs, forget, pin_memory,
     unpin_memory) over MCP, one user per connection: stdio's from MNEME_MCP_KEY (or --user without keys), HTTP's from each request's
     bearer key."""
+    from memory.embeddings.embedders import EmbedderError, build_embedder
+    from memory.embeddings.install import preflight
     from memory.settings import ConfigError, load_settings
     from serve.mcp import McpSetupError, serve_http, serve_stdio, stdio_user
 
     try:
         settings = load_settings()
+        preflight(build_embedder(settings))  # the stores open lazily: fail now, not per call
         if http is not None:
             if user:
                 raise McpSetupError("--user is for stdio; over HTTP each request's key decides")
@@ -39,5 +42,5 @@ def mcp(
         else:
             who = stdio_user(settings, os.environ.get("MNEME_MCP_KEY"), user)
             run(lambda: serve_stdio(settings, who))
-    except (ConfigError, McpSetupError) as exc:
+    except (ConfigError, McpSetupError, EmbedderError) as exc:
         raise fail(str(exc)) from None

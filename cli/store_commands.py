@@ -24,7 +24,8 @@ def setup() -> None:
 
 
 def doctor() -> None:
-    """Check settings, connectivity, schema and graph/vector consistency; exit 1 if unwell."""
+    """Check settings, connectivity, the embedder, schema and graph/vector consistency; exit 1
+    if unwell."""
     from memory.services.doctor import run_doctor
 
     report = run(run_doctor)

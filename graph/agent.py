@@ -4,7 +4,9 @@
                               +- retrieve -> rerank ---+                 |
                               +- ess_gate -> sponge_update --------------+
 
-`record` makes the user's message durable first (graph store, else the local outbox) so the
+`route` and `rerank` share the turn's latency budget (MNEME_TURN_BUDGET_S, counted from the
+turn's start, when `record` wrote it): a slow model costs them at most that, then their offline
+heuristics answer (`tasks.llm.turn_budget`). `record` makes the user's message durable first (graph store, else the local outbox) so the
 reply can say truthfully whether it is remembered; `route` makes the turn's first LLM call,
 which also scores the message's evidence, so the evidence gate and the sponge run beside
 retrieval instead of after the reply; `remember` waits for both branches, runs after the
@@ -15,11 +17,16 @@ notebooks compile `builder` with their own saver.
 
 from __future__ import annotations
 
-from typing import Literal
+import functools
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, Literal, TypeVar
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from graph.errors import shielded
+from memory.services import get_services
 from nodes.context import Context
 from nodes.ess_gate import ess_gate
 from nodes.record import record
@@ -30,6 +37,27 @@ from nodes.retrieve import retrieve
 from nodes.route import route
 from nodes.sponge_update import sponge_update
 from nodes.state import AgentState, InputState, route_of
+from tasks.llm import turn_budget
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def turn_started(state: AgentState) -> float | None:
+    """When the turn started (epoch seconds): when `record` wrote its episode, if it did."""
+    at = (state.get("episode") or {}).get("created_at")
+    return datetime.fromisoformat(str(at)).timestamp() if at else None
+
+
+def budgeted(node: F) -> F:
+    """`node(state, runtime)`, its model calls limited by the turn's latency budget."""
+
+    @functools.wraps(node)
+    async def run(state: AgentState, runtime: Runtime[Context]) -> Any:
+        budget = (await get_services()).settings.turn_budget_s
+        with turn_budget(turn_started(state), budget):
+            return await node(state, runtime)
+
+    return run  # type: ignore[return-value]
 
 
 def after_route(state: AgentState) -> list[Literal["retrieve", "respond", "ess_gate"]]:
@@ -39,9 +67,9 @@ def after_route(state: AgentState) -> list[Literal["retrieve", "respond", "ess_g
 
 builder = StateGraph(AgentState, context_schema=Context, input_schema=InputState)
 builder.add_node("record", shielded(record))
-builder.add_node("route", shielded(route))
+builder.add_node("route", shielded(budgeted(route)))
 builder.add_node("retrieve", shielded(retrieve))
-builder.add_node("rerank", shielded(rerank))
+builder.add_node("rerank", shielded(budgeted(rerank)))
 builder.add_node("respond", shielded(respond))
 builder.add_node("ess_gate", shielded(ess_gate))
 builder.add_node("sponge_update", shielded(sponge_update))

@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     """How the local model runs: `auto` runs a plain BERT + mean pooling model directory (the
     default model is one) on ONNX Runtime from its safetensors weights and any other model on
     sentence-transformers + PyTorch; `onnx` refuses the latter; `torch` always uses PyTorch.
-    PyTorch needs the torch extra (`pip install 'mneme[torch]'`)."""
+    PyTorch needs the torch extra (`pip install 'mneme-agent[torch]'`)."""
 
     llm_base_url: str | None = Field(default=None, validation_alias=_env("MNEME_LLM_BASE_URL"))
     """OpenAI-compatible chat endpoint; unset (and no OPENAI_API_KEY) means offline mode."""
@@ -151,6 +151,11 @@ class Settings(BaseSettings):
         default="gpt-4o-mini", validation_alias=_env("MNEME_LLM_MODEL_RESPOND")
     )
     llm_timeout_s: float = Field(default=30.0, validation_alias=_env("MNEME_LLM_TIMEOUT_S"))
+    turn_budget_s: float = Field(default=8.0, ge=0, validation_alias=_env("MNEME_TURN_BUDGET_S"))
+    """Seconds the stages before a reply (route, rerank) may wait for the chat model in one
+    turn, together, counted from the turn's start; past it each answers with its offline
+    heuristic, and the turn says so once. 0: no budget (each call waits up to
+    MNEME_LLM_TIMEOUT_S). The reply itself is not limited by it."""
 
     core_identity: str | None = Field(default=None, validation_alias=_env("MNEME_CORE_IDENTITY"))
     """Who the agent is, beneath its evolving personality snapshot (unset: the reply prompt's
@@ -164,7 +169,9 @@ class Settings(BaseSettings):
     """API keys of the served graphs for tests and development: `user_id:key` pairs, comma
     separated (kept only as their sha256 in memory). Real deployments use the keys file."""
     api_keys_file: Path | None = Field(default=None, validation_alias=_env("MNEME_API_KEYS_FILE"))
-    """File of API keys, one `sha256hex user_id` a line (`mneme keys add --user U` writes it)."""
+    """File of API keys, one `sha256hex user_id` a line (`mneme keys add --user U` writes it);
+    unset: `<data_dir>/api-keys`, read when it exists (`resolved_api_keys_file`). A file named
+    here must exist."""
     jwt_secret: SecretStr | None = Field(default=None, validation_alias=_env("MNEME_JWT_SECRET"))
     """HS256 secret of bearer JWTs (their `sub` is the user id); unset disables JWTs."""
     jwt_audience: str | None = Field(default=None, validation_alias=_env("MNEME_JWT_AUDIENCE"))
@@ -326,14 +333,80 @@ class Settings(BaseSettings):
         return self.data_dir / "outbox"
 
     @property
+    def resolved_api_keys_file(self) -> Path:
+        """The keys file in force: MNEME_API_KEYS_FILE, else `<data_dir>/api-keys`."""
+        return self.api_keys_file or self.data_dir / "api-keys"
+
+    @property
+    def keys_file_to_read(self) -> Path | None:
+        """The keys file the server reads: the one named (which must exist), else the default
+        one when `mneme keys add` has made it, else None."""
+        if self.api_keys_file is not None:
+            return self.api_keys_file
+        default = self.resolved_api_keys_file
+        return default if default.is_file() else None
+
+    @property
     def auth_configured(self) -> bool:
         """True when API keys or a JWT secret bind callers to users (else loopback-only open)."""
-        return bool(self.api_keys or self.api_keys_file or self.jwt_secret)
+        return bool(self.api_keys or self.keys_file_to_read or self.jwt_secret)
 
     @property
     def llm_configured(self) -> bool:
         """True when a chat endpoint or an OpenAI key is configured (else offline mode)."""
         return bool(self.llm_base_url or self.llm_api_key)
+
+
+OTHER_VARIABLES = frozenset(
+    {
+        "MNEME_MCP_KEY",  # `mneme mcp` over stdio: the key that decides the user
+        "MNEME_BENCH_DIR",  # bench/real_corpus.py: where the memeval files are
+        "MNEME_MEMEVAL",  # notebooks/: the memeval file the retrieval notebook reads
+        "MNEME_EVAL_SESSIONS",  # notebooks/: how many sessions of it
+        "MNEME_WHEEL_CACHE",  # tools/install.sh and the tests: kept wheels
+        "MNEME_NEO4J_PORT",  # tools/neo4j/neo4j.sh and tools/test.sh: the throw-away Neo4j
+        "MNEME_NEO4J_RUN_DIR",
+        "MNEME_NEO4J_JAVA_OPTS",
+        "MNEME_NEO4J_HEAP",
+        "MNEME_NEO4J_START_TIMEOUT",
+        "MNEME_NEO4J_STOP_TIMEOUT",
+    }
+)
+"""`MNEME_*` variables read outside `Settings` (by a command, a notebook or a tool)."""
+
+
+def known_variables() -> frozenset[str]:
+    """Every `MNEME_*` variable something in mneme reads."""
+    names = {
+        str(choice)
+        for field in Settings.model_fields.values()
+        for choice in getattr(field.validation_alias, "choices", ())
+    }
+    return frozenset(n for n in names if n.startswith("MNEME_")) | OTHER_VARIABLES
+
+
+def unknown_variables(
+    environ: dict[str, str] | None = None, env_file: Path | None = Path(".env")
+) -> list[str]:
+    """A warning for each `MNEME_*` variable of the environment (or the `.env` file) that
+    nothing reads, naming the closest valid one: a misspelled setting is otherwise silently
+    ignored and its default used."""
+    import difflib
+
+    names = set(os.environ if environ is None else environ)
+    if env_file is not None and env_file.is_file():
+        from dotenv import dotenv_values
+
+        names |= set(dotenv_values(env_file))
+    known = sorted(known_variables())
+    warnings = []
+    for name in sorted(n for n in names if n.upper().startswith("MNEME_")):
+        if name.upper() in known:  # pydantic-settings reads names in any case
+            continue
+        close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.7)
+        hint = f"did you mean {close[0]}?" if close else "see .env.example for the settings"
+        warnings.append(f"{name} is not a mneme setting and is ignored; {hint}")
+    return warnings
 
 
 def load_settings(**overrides: object) -> Settings:

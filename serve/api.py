@@ -51,7 +51,7 @@ from memory.schema import (
     stable_uid,
     utcnow,
 )
-from memory.services import Services
+from memory.services import Services, telemetry
 from memory.settings import Settings, get_settings
 from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
@@ -434,6 +434,7 @@ class Memory:
 
     # ---- writes
 
+    @telemetry.traced("create_memory")
     async def add(
         self,
         user: str,
@@ -493,6 +494,7 @@ class Memory:
         _check_user(user)
         return _episode_item(await set_pinned(self.services, user, _check_uid(uid), False))
 
+    @telemetry.traced("delete_memory")
     async def delete(self, user: str, uid: str) -> DeleteReport:
         """Delete an episode and what was derived from it alone (its vectors, the facts,
         features and beliefs no other episode supports; facts it shared keep their other
@@ -556,6 +558,7 @@ class Memory:
             await index_features(self.services, user)
         return report
 
+    @telemetry.traced("delete_memory_store")
     async def erase(self, user: str) -> EraseReport:
         """Delete every node, edge, state row and vector point of the user, in both stores.
 
@@ -617,6 +620,7 @@ class Memory:
 
     # ---- reads
 
+    @telemetry.traced("search_memory")
     async def search(
         self,
         user: str,

@@ -137,8 +137,8 @@ def load_keyring(settings: Settings) -> KeyRing:
     users: dict[str, str] = {}
     if settings.api_keys:
         users |= parse_env_keys(settings.api_keys.get_secret_value())
-    if settings.api_keys_file:
-        users |= parse_keys_file(settings.api_keys_file)
+    if (keys_file := settings.keys_file_to_read) is not None:
+        users |= parse_keys_file(keys_file)
     secret = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
     return KeyRing(users, secret, settings.jwt_audience)
 

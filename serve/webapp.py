@@ -16,8 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import NoReturn
 
 from fastapi import FastAPI
 
@@ -74,12 +79,49 @@ async def open_when_up(started: list[asyncio.Task[None]]) -> None:
         return
 
 
+STARTUP_FAILURE = 3
+"""The exit code of a server that cannot start (uvicorn's own for a failed start-up)."""
+
+
+def refuse_to_start(cause: str) -> NoReturn:
+    """Say in one line why the server cannot start, and stop it.
+
+    A failed start-up under `langgraph dev` would otherwise print a traceback and leave its
+    reloader waiting for file changes forever: the reloader (this process's parent, when it is
+    one) is asked to stop too.
+    """
+    log.critical("mneme cannot start: %s", cause)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    print(f"mneme cannot start: {cause}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    reloader = multiprocessing.parent_process()
+    if reloader is not None and reloader.pid:
+        os.kill(reloader.pid, signal.SIGTERM)
+    os._exit(STARTUP_FAILURE)
+
+
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Open long-lived clients once per server process; close them on shutdown."""
+    """Open long-lived clients once per server process; close them on shutdown.
+
+    Settings that are wrong (`ConfigError`: a bad value, an unreadable keys file) or an embedder
+    that cannot be there (the default model not installed) stop the server at once with the
+    cause; a store that is down does not (turns wait in the outbox, runs report it, and the
+    stores are tried again in the background).
+    """
+    from memory.embeddings.embedders import EmbedderError, build_embedder
+    from memory.embeddings.install import preflight
+    from memory.settings import ConfigError, unknown_variables
     from serve.auth import keyring
 
-    ring = keyring()  # an unreadable keys file stops the server here, with the fix
+    for warning in unknown_variables():
+        log.warning("mneme: %s", warning)
+    try:
+        ring = keyring()  # an unreadable keys file stops the server here, with the fix
+        preflight(build_embedder(get_settings()))
+    except (ConfigError, EmbedderError) as exc:
+        refuse_to_start(str(exc))
     if ring.empty:
         banner = "!" * 78
         log.warning(

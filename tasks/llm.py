@@ -6,6 +6,11 @@ schema. No endpoint configured (offline mode), an endpoint that is down, slow or
 garbage: all end in the heuristic with a logged warning, never an exception. Every request is
 counted in the caller's `Usage` and the process totals of `ChatModels`.
 
+A turn's foreground stages (route, rerank) share a latency budget (`turn_budget`, from
+MNEME_TURN_BUDGET_S): inside it a structured call waits for the model only until the budget's end,
+then answers with its heuristic (outcome `budget`); the first stage of the turn that does so
+says so in a warning, the next ones with an info line only.
+
 The clients themselves belong to the process (`memory.services.chat.ChatModels`, on
 `Services.chat`); each task's prompt, schema and heuristic live in its own node module.
 """
@@ -15,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -37,6 +44,54 @@ RETRY_PROMPT = (
     "Answer again by calling the function `{name}` exactly once, with arguments that match its "
     "JSON schema. No prose."
 )
+
+
+MIN_WAIT_S = 0.25
+"""Less of the turn's budget than this left: the model is not asked at all."""
+
+_deadline: ContextVar[tuple[float, float] | None] = ContextVar("mneme_turn_deadline", default=None)
+"""(the wall-clock time the turn's budget ends, the budget in seconds) inside `turn_budget`."""
+_said: dict[float, None] = {}
+"""The turns (by their budget's end) whose running out has been logged, newest last."""
+
+
+@contextmanager
+def turn_budget(started_at: float | None, budget_s: float) -> Iterator[None]:
+    """Within this block structured calls wait for the model until `budget_s` seconds after
+    `started_at` (the turn's start, epoch seconds) at most. No start or a budget of 0: no limit
+    beyond MNEME_LLM_TIMEOUT_S."""
+    limit = None if started_at is None or budget_s <= 0 else (started_at + budget_s, budget_s)
+    token = _deadline.set(limit)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _over_budget(task: str) -> None:
+    """Log that the turn answers without the model: a warning the first time in a turn, an
+    info line for the stages after it."""
+    limit = _deadline.get()
+    if limit is None:
+        return
+    if limit[0] in _said:
+        log.info("%s: the turn's latency budget is spent; using the heuristic", task)
+        return
+    _said[limit[0]] = None
+    while len(_said) > 1024:
+        del _said[next(iter(_said))]
+    log.warning(
+        "%s: the chat model did not answer within the turn's latency budget "
+        "(MNEME_TURN_BUDGET_S=%g); answering this turn without it",
+        task,
+        limit[1],
+    )
+
+
+def _budget_left() -> float | None:
+    """Seconds left of the turn's budget (None outside one)."""
+    limit = _deadline.get()
+    return None if limit is None else limit[0] - time.time()
 
 
 # --------------------------------------------------------------------------- calls
@@ -101,7 +156,7 @@ def _request(
 
 def _outcome(chat: ChatModels, usage: Usage, task: str, outcome: str) -> None:
     usage.outcome(task, outcome)
-    if outcome in ("fallback", "error", "offline"):
+    if outcome in ("fallback", "error", "offline", "budget"):
         chat.totals.fallback(task)
 
 
@@ -139,13 +194,23 @@ async def structured(
         return fallback()
     convo = list(messages)
     for attempt in (1, 2):
+        wait = chat.timeout_s + 1.0
+        left = _budget_left()
+        if left is not None:
+            if left < MIN_WAIT_S:
+                _over_budget(task)
+                _outcome(chat, usage, task, "budget")
+                return fallback()
+            wait = min(wait, left)
         started = time.perf_counter()
         try:
-            out = await asyncio.wait_for(
-                bound.ainvoke(convo, config=NOSTREAM), timeout=chat.timeout_s + 1.0
-            )
+            out = await asyncio.wait_for(bound.ainvoke(convo, config=NOSTREAM), timeout=wait)
         except Exception as exc:
             _request(chat, usage, task, None, time.perf_counter() - started)
+            if isinstance(exc, TimeoutError) and left is not None and wait < chat.timeout_s + 1.0:
+                _over_budget(task)
+                _outcome(chat, usage, task, "budget")
+                return fallback()
             log.warning(
                 "%s: the chat endpoint failed (%s); using the heuristic", task, describe_error(exc)
             )

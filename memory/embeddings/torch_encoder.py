@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 Matrix = npt.NDArray[np.float32]
 
-INSTALL = "`pip install 'mneme[torch]'` (from a checkout: `pip install -e '.[torch]'`)"
+INSTALL = "`pip install 'mneme-agent[torch]'` (from a checkout: `pip install -e '.[torch]'`)"
 """How to install the torch extra, for error messages."""
 
 

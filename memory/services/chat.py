@@ -18,6 +18,7 @@ from memory.services.usage import UsageTotals
 from memory.settings import Settings
 
 if TYPE_CHECKING:
+    import httpx
     from langchain_core.language_models import BaseChatModel
 
 
@@ -39,6 +40,9 @@ class ChatModels:
         self.totals = UsageTotals()
         """Process-wide LLM counters by task (read by `mneme bench` and the eval)."""
         self._cache: dict[tuple[str, int], BaseChatModel] = {}
+        self._http: httpx.AsyncClient | None = None
+        """The clients' own connection pool (closed with the services; langchain's default one
+        is shared by the whole process and never closed)."""
 
     @classmethod
     def offline_for(cls, settings: Settings) -> ChatModels:
@@ -80,11 +84,22 @@ class ChatModels:
             self._cache[key] = self._build(name, max_tokens)
         return self._cache[key]
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the clients built (they are rebuilt on next use)."""
+        self._cache = {}
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+
     def _build(self, name: str, max_tokens: int) -> BaseChatModel:
+        import httpx
         from langchain_openai import ChatOpenAI
 
         s = self.settings
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=s.llm_timeout_s)
         kwargs: dict[str, Any] = {
+            "http_async_client": self._http,
             "model": name,
             "temperature": 0,
             "timeout": s.llm_timeout_s,

@@ -21,6 +21,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from memory.embeddings.embedders import Embedder, build_embedder
+from memory.embeddings.install import preflight as embedder_preflight
+from memory.services import telemetry
 from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
 from memory.services.queue import SWEEP_INTERVAL_S, BookkeepingQueue, Pipeline
@@ -109,6 +111,7 @@ class Services:
         chat: ChatModels | None = None,
         pipeline: Pipeline | None = None,
         sweep_interval_s: float | None = SWEEP_INTERVAL_S,
+        preflight: bool = True,
     ) -> Services:
         """Connect to every store (failing fast with a fix in the message) and apply the schema.
 
@@ -117,9 +120,13 @@ class Services:
         bookkeeping the queue runs, given by the caller (`graph.bookkeeping.run_episode`; the
         memory layer never imports the graphs); without one, submitted episodes stay `pending`.
         Once started, the queue sweeps at start and then every `sweep_interval_s` seconds (None:
-        only at start).
+        only at start). With `preflight` an embedder that cannot be there (the default model's
+        package not installed) stops the opening with `EmbedderError` and its fix, before
+        anything is written; `mneme doctor` opens without it and reports the embedder on its own
+        line.
         """
         shared = embedder
+        telemetry.configure()  # spans exported only when an OTLP endpoint is configured
         graph = build_graph_store(settings)
         try:
             await graph.ping()
@@ -128,6 +135,8 @@ class Services:
             if setup:
                 check_not_legacy(settings)
             embedder = embedder or build_embedder(settings)
+            if preflight:
+                embedder_preflight(embedder)
             vectors = await open_vector_index(
                 settings, fingerprint=embedder.fingerprint, dim=embedder.dim
             )
@@ -166,7 +175,7 @@ class Services:
         closers = []
         if self.queue is not None:
             closers.append(self.queue.close)
-        closers += [self.vectors.close, self.graph.close]
+        closers += [self.vectors.close, self.graph.close, self.chat.aclose]
         if self.owns_embedder:
             closers.append(self.embedder.close)
         for closer in closers:

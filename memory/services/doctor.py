@@ -1,6 +1,6 @@
 """Health and consistency checks behind `mneme doctor`.
 
-Checks settings, connectivity to each store, schema version and the agreement of graph and
+Checks settings, connectivity to each store, that the embedder loads and answers, schema version and the agreement of graph and
 vectors: episodes without vectors, vectors without episodes, session summaries without
 vectors, episodes stuck before `indexed`;
 and the write path: turns waiting in the outbox (depth and age) and quarantined episodes with
@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from memory.embeddings.embedders import EmbedderError
+from memory.embeddings.install import check as check_embedder
 from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
-from memory.settings import ConfigError, Settings, load_settings
+from memory.settings import ConfigError, Settings, load_settings, unknown_variables
 from memory.stores.base import SchemaMismatch, StoreError, StoreLocked
 from memory.write.outbox import Outbox
 from memory.write.quarantine import quarantined
@@ -58,6 +60,12 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
         report.add("settings", False, str(exc))
         return report
     _check_outbox(settings, report)
+    misspelled = unknown_variables()
+    report.add(
+        "environment",
+        not misspelled,
+        "; ".join(misspelled) or "every MNEME_* variable set is a setting mneme reads",
+    )
     report.add(
         "settings",
         True,
@@ -67,7 +75,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
         + (f"; {settings.data_dir_note}" if settings.data_dir_note else ""),
     )
     try:
-        services = await Services.open(settings, setup=False)
+        services = await Services.open(settings, setup=False, preflight=False)
     except StoreLocked as exc:
         report.add("connectivity", *await _held(settings, exc))
         return report
@@ -76,12 +84,21 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
         return report
     try:
         report.add("connectivity", True, f"{services.graph.backend} and qdrant answer")
+        await _check_embedder(services, report)
         await _check_schema(services, report)
         await _check_consistency(services, report)
         await _check_quarantine(services, report)
     finally:
         await services.close()
     return report
+
+
+async def _check_embedder(services: Services, report: DoctorReport) -> None:
+    """The embedder loads and answers (bookkeeping and every search need it)."""
+    try:
+        report.add("embedder", True, await check_embedder(services.embedder))
+    except EmbedderError as exc:
+        report.add("embedder", False, str(exc))
 
 
 async def _held(settings: Settings, locked: StoreLocked) -> tuple[bool, str]:

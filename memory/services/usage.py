@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 Outcome = str
-"""How a task ended: ok, retried, fallback, error or offline."""
+"""How a task ended: ok, retried, fallback, error, offline or budget (the turn's latency budget
+ran out before the model answered)."""
 
 
 def empty_usage() -> dict[str, Any]:
@@ -109,11 +110,11 @@ class Usage:
         entry["seconds"] = round(entry.get("seconds", 0.0) + seconds, 3)
 
     def outcome(self, task: str, outcome: Outcome) -> None:
-        """Record how a task ended: ok, retried, fallback, error or offline."""
+        """Record how a task ended: ok, retried, fallback, error, offline or budget."""
         self._task(task)["outcome"] = outcome
         if outcome == "retried":
             self.data["retries"] += 1
-        elif outcome in ("fallback", "error"):
+        elif outcome in ("fallback", "error", "budget"):
             self.data["fallbacks"] += 1
             if outcome == "error":
                 self.data["errors"] += 1

@@ -1,10 +1,11 @@
 """The diary: one short first-person entry per UTC day with conversation, written at the daily
 sleep level (docs/adr/0087-diary.md).
 
-Offline the entry is templated from the day itself, nothing invented: how many turns, the
-day's most frequent topics and names, the concepts that came back that day (with their
-narrative loop), the most salient thing the user said (quoted), the facts learned that day and
-the beliefs that day's turns were evidence for. An entry RECOUNTS the day's turns.
+Offline the entry is templated from the day itself, nothing invented: how many conversations
+and exchanges, the topics and names that came up in two or more of the day's turns (as the user
+wrote them), the concepts that came back that day (with their narrative loop), the most salient
+thing the user told (quoted; a statement before a question), the facts learned that day (as
+sentences) and the beliefs that day's turns were evidence for. An entry RECOUNTS the day's turns.
 
 Written for every day up to the run's day that has turns and either no entry or an entry made
 from a different number of turns (a day still going on, or one that lost a turn: forgetting and
@@ -19,6 +20,7 @@ The text quotes the user: whoever puts it in a prompt fences it as data.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -74,6 +76,27 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+_COUNTS = {1: "once", 2: "twice"}
+_NUMBERS = "zero one two three four five six seven eight nine ten".split()
+
+
+def _as_said(term: str, turns: list[Episode]) -> str:
+    """A topic or name as the user wrote it ('Brest', not 'brest'), else as stored."""
+    words = term.replace("-", " ")
+    pattern = re.compile(rf"\b{re.escape(words)}\b", re.IGNORECASE)
+    for e in turns:
+        found = pattern.search(e.user_text)
+        if found:
+            return found.group(0)
+    return words
+
+
+def _sentence(text: str) -> str:
+    """`text` as one sentence: stripped, ending in exactly one full stop (or its own ! or ?)."""
+    text = " ".join(text.split()).rstrip(" .")
+    return text if text.endswith(("!", "?")) else text + "."
+
+
 def compose(
     day: date,
     turns: list[Episode],
@@ -82,23 +105,38 @@ def compose(
     learned: list[str],
     beliefs: list[str],
 ) -> str:
-    """The entry's text. `concepts` are (label, days it has come up on so far, loop)."""
+    """The entry's text. `concepts` are (label, days it has come up on so far, loop).
+
+    A day is said to be "mostly about" only the topics and names that came up in two or more of
+    its turns (a word said once is not what a day was about), written as the user wrote them.
+    """
     n = len(turns)
-    parts = [f"{day:%A %d %B %Y}. We talked {'once' if n == 1 else f'{n} times'}."]
-    counts = Counter(t for e in turns for t in terms.get(e.uid, []))
-    top = sorted(counts, key=lambda t: (-counts[t], t))[:DAY_TERMS]
+    threads = len({e.thread_id for e in turns})
+    talked = _COUNTS.get(threads, f"{threads} times")
+    exchanges = f" ({n} exchanges)." if n > threads else "."
+    parts = [f"{day:%A %d %B %Y}. We talked {talked}{exchanges}"]
+    counts = Counter(t for e in turns for t in dict.fromkeys(terms.get(e.uid, [])))
+    recurring = [t for t in counts if counts[t] >= 2]
+    top = sorted(recurring, key=lambda t: (-counts[t], t))[:DAY_TERMS]
     if top:
-        parts.append(f"It was mostly about {_and([t.replace('-', ' ') for t in top])}.")
+        parts.append(f"It was mostly about {_and([_as_said(t, turns) for t in top])}.")
     for label, days, loop in concepts:
         again = f"We came back to {label} ({_ordinal(days)} day it came up"
         parts.append(again + (f"; it tends to come up on {loop}s)." if loop else ")."))
-    salient = max(turns, key=lambda e: (e.salience, len(e.user_text), e.uid))
+    # What stayed is something the user told, before something they asked.
+    salient = max(
+        turns,
+        key=lambda e: (not e.user_text.rstrip().endswith("?"), e.salience, len(e.user_text), e.uid),
+    )
     quote = " ".join(salient.user_text.split())
     if quote:
         cut = quote if len(quote) <= QUOTE else quote[: QUOTE - 3].rstrip() + "..."
         parts.append(f'What stayed with me: "{cut}"')
     if learned:
-        parts.append(f"I learned: {'; '.join(learned[:MAX_FACTS])}.")
+        kept = learned[:MAX_FACTS]
+        many = _NUMBERS[len(kept)] if len(kept) < len(_NUMBERS) else str(len(kept))
+        things = "one thing" if len(kept) == 1 else f"{many} things"
+        parts.append(f"I learned {things}: " + " ".join(_sentence(f) for f in kept))
     if beliefs:
         parts.append(f"It gave me more to think about on {_and(beliefs)}.")
     return " ".join(parts)

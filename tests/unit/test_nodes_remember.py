@@ -9,7 +9,6 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-import graph.bookkeeping  # noqa: F401  (registers the pipeline the queue runs)
 from memory.schema import EpisodeStatus
 from memory.services.queue import BookkeepingQueue
 from memory.write.episodes import drain_outbox

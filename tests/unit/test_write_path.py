@@ -39,6 +39,7 @@ NOT_WRITING = {
     "memory.embeddings.bert_graph",
     "memory.embeddings.onnx_encoder",
     "memory.embeddings.torch_encoder",
+    "memory.embeddings.install",  # whether the model is installed; embeds nothing kept
     "memory.retrieval.ranking",
     "memory.retrieval.recipes",
     "memory.retrieval.candidates",
