@@ -91,6 +91,9 @@ async def opened(
         from graph.bookkeeping import run_episode
 
         pipeline = run_episode
+    from graph import telemetry
+
+    telemetry.configure()  # spans exported only when an OTLP endpoint is configured
     services = await Services.open(settings or load_settings(), setup=setup, pipeline=pipeline)
     try:
         with use_services(services):

@@ -27,7 +27,7 @@ from cli import (
     store_commands,
 )
 from cli.common import err, safe
-from memory.settings import unknown_variables
+from memory.variables import unknown_variables
 
 _display_type = TyperOption.display_type_rich
 

@@ -30,6 +30,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph import telemetry
 from memory.beliefs.evidence import list_active_beliefs
 from memory.beliefs.features import index_features
 from memory.beliefs.sleep import journal as belief_journal
@@ -51,7 +52,7 @@ from memory.schema import (
     stable_uid,
     utcnow,
 )
-from memory.services import Services, telemetry
+from memory.services import Services
 from memory.settings import Settings, get_settings
 from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
@@ -407,6 +408,7 @@ class Memory:
         releases them."""
         from graph.bookkeeping import run_episode  # the graphs load only when memory is opened
 
+        telemetry.configure()  # spans exported only when an OTLP endpoint is configured
         services = await Services.open(settings or get_settings(), pipeline=run_episode)
         return cls(services, owns=True)
 

@@ -40,8 +40,10 @@ RETRY_OPEN_S = (1.0, 60.0)
 async def open_server_services() -> Services:
     """The server's services: the process settings, the bookkeeping graph as the queue's
     pipeline (the composition root gives it; nothing registers itself)."""
+    from graph import telemetry
     from graph.bookkeeping import run_episode
 
+    telemetry.configure()  # spans exported only when an OTLP endpoint is configured
     return await Services.open(get_settings(), pipeline=run_episode)
 
 
@@ -112,7 +114,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """
     from memory.embeddings.embedders import EmbedderError, build_embedder
     from memory.embeddings.install import preflight
-    from memory.settings import ConfigError, unknown_variables
+    from memory.settings import ConfigError
+    from memory.variables import unknown_variables
     from serve.auth import keyring
 
     for warning in unknown_variables():

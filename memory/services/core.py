@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 from memory.embeddings.embedders import Embedder, build_embedder
 from memory.embeddings.install import preflight as embedder_preflight
-from memory.services import telemetry
 from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
 from memory.services.queue import SWEEP_INTERVAL_S, BookkeepingQueue, Pipeline
@@ -126,7 +125,6 @@ class Services:
         line.
         """
         shared = embedder
-        telemetry.configure()  # spans exported only when an OTLP endpoint is configured
         graph = build_graph_store(settings)
         try:
             await graph.ping()

@@ -17,8 +17,9 @@ from memory.embeddings.install import check as check_embedder
 from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
-from memory.settings import ConfigError, Settings, load_settings, unknown_variables
+from memory.settings import ConfigError, Settings, load_settings
 from memory.stores.base import SchemaMismatch, StoreError, StoreLocked
+from memory.variables import unknown_variables
 from memory.write.outbox import Outbox
 from memory.write.quarantine import quarantined
 

@@ -13,10 +13,11 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from graph import telemetry
 from graph.agent import builder
 from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
-from memory.services import Services, telemetry
+from memory.services import Services
 from serve.api import Memory
 from tests.conftest import installed
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from memory.settings import known_variables, unknown_variables
+from memory.variables import known_variables, unknown_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 
