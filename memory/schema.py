@@ -272,13 +272,6 @@ class Entity(Record):
     type: EntityType
 
 
-class EntityHit(Record):
-    """An entity reached by traversal, `distance` hops from the nearest seed."""
-
-    entity: Entity
-    distance: int
-
-
 class EpisodeHit(Record):
     """An episode reached from seed entities; distance counts RELATED_TO hops (0: mentioned)."""
 

@@ -33,8 +33,8 @@ async def bystander(graph: GraphStore) -> list[object]:
 async def read_all(graph: GraphStore, tenant: str) -> list[object]:
     return [
         await graph.list_by_status(tenant, list(EpisodeStatus)),
-        await graph.list_entities(tenant),
-        await graph.episodes_for_topic(tenant, "home"),
+        await graph.entities_named(tenant, ["Home"]),
+        await graph.episode_topics(tenant, "by-1"),
         await graph.list_beliefs(tenant),
         await graph.list_facts(tenant, include_superseded=True),
         await graph.snapshot_history(tenant),
@@ -61,17 +61,14 @@ async def test_metacharacters_are_stored_verbatim(graph: GraphStore) -> None:
 
     await graph.link_topics(t, "h-1", [HOSTILE])
     assert await graph.episode_topics(t, "h-1") == [HOSTILE]
-    assert await graph.episodes_for_topic(t, HOSTILE) == ["h-1"]
 
     await graph.upsert_entity(t, HOSTILE, EntityType.OBJECT)
     await graph.upsert_entity(t, "Plain", EntityType.OBJECT)
     await graph.relate_entities(t, HOSTILE, "Plain", HOSTILE)
     await graph.link_mentions(t, "h-1", [HOSTILE])
     hostile_entity = Entity(tenant=t, name=HOSTILE, type=EntityType.OBJECT)
-    assert await graph.get_entity(t, HOSTILE) == hostile_entity
+    assert await graph.entities_named(t, [HOSTILE]) == [hostile_entity]
     assert await graph.episode_entities(t, "h-1") == [hostile_entity]
-    hood = await graph.entity_neighbourhood(t, [HOSTILE], 1)
-    assert [(h.entity.name, h.distance) for h in hood] == [(HOSTILE, 0), ("Plain", 1)]
     near = await graph.episodes_near_entities(t, ["Plain"], 1)
     assert [(h.episode_uid, h.distance) for h in near] == [("h-1", 1)]
 
@@ -88,12 +85,10 @@ async def test_metacharacters_are_stored_verbatim(graph: GraphStore) -> None:
     assert await graph.current_snapshot(t) == snapshot and snapshot.text == HOSTILE
 
     # Metacharacters in lookups are literals too.
-    assert await graph.find_episodes_by_prefix(t, "'; DROP") == []
-    assert await graph.find_episodes_by_prefix(t, "h-") == [got]
     assert await graph.get_episode(t, "' OR '1'='1") is None
     assert await graph.get_episode("' OR '1'='1", "h-1") is None
     assert await graph.count_episodes("%") == 0
-    assert await graph.list_entities("_") == []
+    assert await graph.entities_named("_", ["Home", HOSTILE]) == []
 
     assert await read_all(graph, "bystander") == before
     assert await graph.list_tenants() == sorted(["bystander", t])
@@ -140,8 +135,8 @@ async def test_lone_surrogates_and_control_characters(graph: GraphStore) -> None
     assert got.content == f"User: {expected}\nAgent: {expected}"
 
     await graph.upsert_entity("t1", raw, EntityType.OBJECT)
-    entity = await graph.get_entity("t1", raw)
-    assert entity is not None and entity.name == expected
+    [entity] = await graph.entities_named("t1", [raw])
+    assert entity.name == expected
     belief = await graph.upsert_belief(Belief(tenant="t1", topic=raw, statement=raw))
     assert (belief.topic, belief.statement) == (expected, expected)
     assert await graph.get_belief_by_topic("t1", raw) == belief

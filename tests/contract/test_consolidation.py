@@ -91,5 +91,4 @@ async def test_facts_stated_by_and_delete_fact(graph: GraphStore) -> None:
     assert await graph.delete_fact("t1", "f-only") is False
     assert await graph.get_fact("t1", "f-only") is None
     assert await graph.causes_of("t1", "f-later") == []
-    assert await graph.facts_about("t1", "Lyon") == []
     assert await graph.fact_sources("t1", "f-shared") == ["e1", "e2"]

@@ -16,6 +16,7 @@ import pytest
 
 from memory.sleep.leases import Busy, holding
 from memory.stores.base import GraphStore
+from memory.stores.graph.leases import KEY_PREFIX, Lease
 from memory.stores.sqlite import SqliteGraphStore
 
 from ._support import CHILD_OPEN_STORE, T0, spawn_child
@@ -50,6 +51,11 @@ CHILD = CHILD_OPEN_STORE + textwrap.dedent(
 )
 
 
+async def lease_of(graph: GraphStore, tenant: str) -> Lease | None:
+    """The tenant's consolidation lease as stored (its tenant-state record), or None."""
+    return Lease.decode(await graph.get_tenant_state(tenant, KEY_PREFIX + "consolidation"))
+
+
 def target_of(graph: GraphStore, tmp_path: Path) -> tuple[str, GraphStore]:
     """What a child opens (a file or the Neo4j URI) and a handle of the parent on the same."""
     if graph.backend == "sqlite":
@@ -75,22 +81,22 @@ async def reported(proc: asyncio.subprocess.Process) -> dict[str, str]:
 
 
 async def test_a_lease_has_one_holder_until_released_or_expired(graph: GraphStore) -> None:
-    assert await graph.get_lease("t1", "consolidation") is None
+    assert await lease_of(graph, "t1") is None
     first = await graph.take_lease("t1", "consolidation", "a", T0, TTL)
     assert (first.holder, first.expires) == ("a", T0 + TTL)
     held = await graph.take_lease("t1", "consolidation", "b", T0 + timedelta(minutes=1), TTL)
     assert held == first  # b finds a's lease, unchanged
     renewed = await graph.take_lease("t1", "consolidation", "a", T0 + timedelta(minutes=1), TTL)
     assert renewed.expires == T0 + timedelta(minutes=3)
-    assert await graph.get_lease("t1", "consolidation") == renewed
+    assert await lease_of(graph, "t1") == renewed
     # Other tenants and other names are other leases.
     assert (await graph.take_lease("t2", "consolidation", "b", T0, TTL)).holder == "b"
     assert (await graph.take_lease("t1", "other", "b", T0, TTL)).holder == "b"
 
     assert await graph.release_lease("t1", "consolidation", "b") is False  # not b's to give up
-    assert (await graph.get_lease("t1", "consolidation")) == renewed
+    assert (await lease_of(graph, "t1")) == renewed
     assert await graph.release_lease("t1", "consolidation", "a") is True
-    assert await graph.get_lease("t1", "consolidation") is None
+    assert await lease_of(graph, "t1") is None
     assert await graph.release_lease("t1", "consolidation", "a") is False  # idempotent
     assert (await graph.take_lease("t1", "consolidation", "b", T0, TTL)).holder == "b"
 
@@ -125,14 +131,14 @@ async def test_two_processes_racing_for_a_lease_run_once(graph: GraphStore, tmp_
         assert len(ran) == 1  # exactly one runs ...
         (loser,) = set(answers) - set(ran)
         assert answers[loser] == {"busy": ran[0]}  # ... and the other was told who holds it
-        stored = await parent.get_lease("race", "consolidation")
+        stored = await lease_of(parent, "race")
         assert stored is not None and stored.holder == ran[0]
         for p in procs:  # the runner finishes and releases its lease
             assert p.stdin is not None
             p.stdin.close()
             await p.communicate()
             assert p.returncode == 0
-        assert await parent.get_lease("race", "consolidation") is None
+        assert await lease_of(parent, "race") is None
     finally:
         for p in procs:
             if p.returncode is None:
@@ -154,7 +160,7 @@ async def test_a_killed_holders_lease_is_taken_over_after_it_expires(
         with pytest.raises(Busy):  # not yet expired: still the dead run's
             async with holding(parent, "race", TTL, holder="next"):
                 pass
-        lease = await parent.get_lease("race", "consolidation")
+        lease = await lease_of(parent, "race")
         assert lease is not None and lease.holder == "killed"
         assert lease.expires.isoformat() == held["expires"]
         taken = await parent.take_lease("race", "consolidation", "next", lease.expires, TTL)

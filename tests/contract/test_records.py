@@ -149,7 +149,7 @@ async def test_every_entity_and_evidence_field_round_trips(
 ) -> None:
     entity = sample(Entity, tenant=TENANT)
     await write_raw("entities", entity, {"key": entity_key(entity.name)})
-    assert await graph.get_entity(TENANT, entity.name) == entity
+    assert await graph.entities_named(TENANT, [entity.name]) == [entity]
 
     await graph.create_episode(new_episode(TENANT, "the source", uid="ep-src"))
     belief = await graph.upsert_belief(Belief(uid="b-ev", tenant=TENANT, topic="x", statement="s"))

@@ -48,8 +48,6 @@ async def test_reads_never_cross_tenants(graph: GraphStore) -> None:
         got = await graph.get_episodes(me, [theirs["ep0"], mine["ep0"], theirs["ep1"]])
         assert [e.uid for e in got] == [mine["ep0"]]
         assert all(e.tenant == me for e in got)
-        assert {e.uid for e in await graph.find_episodes_by_prefix(me, "", 100)} == my_eps
-        assert await graph.find_episodes_by_prefix(me, theirs["ep0"]) == []
         assert await graph.temporal_neighbours(me, theirs["ep1"], 5) == []
         around = await graph.temporal_neighbours(me, mine["ep1"], 5)
         assert [n.episode.uid for n in around] == [mine["ep0"], mine["ep2"]]
@@ -59,16 +57,9 @@ async def test_reads_never_cross_tenants(graph: GraphStore) -> None:
         # Topics and entities.
         assert await graph.episode_topics(me, theirs["ep2"]) == []
         assert await graph.episode_topics(me, mine["ep2"]) == ["travel", "weather"]
-        assert await graph.episodes_for_topic(me, "travel") == [mine["ep2"], mine["ep0"]]
-        assert [e.tenant for e in await graph.list_entities(me)] == [me, me]
-        entity = await graph.get_entity(me, "Paris")
-        assert entity is not None and entity.tenant == me
+        named = await graph.entities_named(me, ["Ada", "Paris"])
+        assert [(e.tenant, e.name) for e in named] == [(me, "Ada"), (me, "Paris")]
         assert await graph.episode_entities(me, theirs["ep0"]) == []
-        hood = await graph.entity_neighbourhood(me, ["Ada"], 3)
-        assert [(h.entity.tenant, h.entity.name, h.distance) for h in hood] == [
-            (me, "Ada", 0),
-            (me, "Paris", 1),
-        ]
         near = await graph.episodes_near_entities(me, ["Ada"], 3)
         assert [h.episode_uid for h in near] == [mine["ep1"], mine["ep0"]]
 
@@ -133,14 +124,14 @@ async def test_writes_never_touch_the_other_tenant(graph: GraphStore) -> None:
 
     assert await graph.get_episodes("bob", [bob["ep0"], bob["ep1"], bob["ep2"]]) == before
     assert await graph.episode_topics("bob", bob["ep1"]) == []
-    assert await graph.episode_entities("bob", bob["ep1"]) == [
-        e for e in await graph.list_entities("bob") if e.name == "Ada"
-    ]
+    assert await graph.episode_entities("bob", bob["ep1"]) == await graph.entities_named(
+        "bob", ["Ada"]
+    )
     assert await graph.get_belief("bob", bob["belief"]) == belief_before
     assert await graph.get_fact("bob", bob["fact"]) == fact_before
     assert await graph.fact_sources("bob", bob["fact"]) == [bob["ep0"]]
-    paris = await graph.get_entity("bob", "Paris")
-    assert paris is not None and paris.type is EntityType.PLACE
+    [paris] = await graph.entities_named("bob", ["Paris"])
+    assert paris.type is EntityType.PLACE
     snapshot = await graph.current_snapshot("bob")
     assert snapshot is not None and snapshot.version == 1
     around = await graph.temporal_neighbours("bob", bob["ep1"], 1)

@@ -126,9 +126,8 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
         for episode in after:
             topics = await services.graph.episode_topics("dur", episode.uid)
             assert len(topics) == len(set(topics)) and topics
-        assert len({e.name for e in await services.graph.list_entities("dur")}) == len(
-            await services.graph.list_entities("dur")
-        )
+            entities = await services.graph.episode_entities("dur", episode.uid)
+            assert len({e.name for e in entities}) == len(entities)
 
         again = await services.bookkeeping.sweep_once()
         assert again.done == []  # nothing left: a second sweep is a no-op

@@ -64,12 +64,10 @@ async def test_the_moved_city_story(services: Services) -> None:
     # the sister's Lyon is hers: it does not bring the user back to Lyon
     (sister,) = await graph.list_facts("nora", subject="user's sister")
     assert sister.value == "Lyon" and sister.superseded_by is None
-    # a named person's facts are reachable from the person
-    about = await graph.facts_about("nora", "Yusuf")
-    assert sorted((f.attribute, f.value) for f in about) == [
-        ("brother", "Yusuf"),
-        ("home", "Leeds"),
-    ]
+    # a named person becomes an entity of the tenant, and their facts carry their name
+    assert [e.name for e in await graph.entities_named("nora", ["Yusuf"])] == ["Yusuf"]
+    about = await graph.list_facts("nora", subject="Yusuf")
+    assert [(f.attribute, f.value) for f in about] == [("home", "Leeds")]
 
     # "I quit my job" ends the job without a new value; nothing is deleted
     jobs = await graph.list_facts("nora", attribute="work", include_superseded=True)

@@ -15,10 +15,16 @@ from memory.services import Services
 from memory.sleep.leases import CONSOLIDATION, Busy, holding
 from memory.sleep.levels import last_runs
 from memory.sleep.schedule import Intervals
+from memory.stores.graph.leases import KEY_PREFIX, Lease
 from serve.schedule import run_due
 from tests.integration.test_consolidation import T0, tell
 
 EVERY = Intervals(micro=timedelta(hours=1), daily=timedelta(days=1), deep=timedelta(days=7))
+
+
+async def lease_of(services: Services, tenant: str) -> Lease | None:
+    """The tenant's consolidation lease as stored (its tenant-state record), or None."""
+    return Lease.decode(await services.graph.get_tenant_state(tenant, KEY_PREFIX + CONSOLIDATION))
 
 
 def levels(reports: list[dict[str, object]]) -> dict[object, object]:
@@ -61,11 +67,11 @@ async def test_a_tenant_consolidating_in_another_process_is_left_alone(
         await run_consolidation(services, "s1", "micro", start.isoformat())
     assert await last_runs(services, "s1") == {}  # nothing ran
     assert levels(await run_due(services, EVERY, start)) == {"s2": "deep"}
-    assert await services.graph.get_lease("s1", CONSOLIDATION) == other  # untouched
+    assert await lease_of(services, "s1") == other  # untouched
 
     assert await services.graph.release_lease("s1", CONSOLIDATION, "elsewhere pid 1")
     assert levels(await run_due(services, EVERY, start)) == {"s1": "deep"}
-    assert await services.graph.get_lease("s1", CONSOLIDATION) is None  # released after
+    assert await lease_of(services, "s1") is None  # released after
 
 
 async def test_a_run_whose_lease_is_taken_over_stops_with_busy(services: Services) -> None:
@@ -80,10 +86,10 @@ async def test_a_run_whose_lease_is_taken_over_stops_with_busy(services: Service
     task = asyncio.create_task(run())
     await entered.wait()
     # This process stalled past its expiry, and another took the lease over.
-    lease = await services.graph.get_lease("s1", CONSOLIDATION)
+    lease = await lease_of(services, "s1")
     assert lease is not None and lease.holder == "me"
     await services.graph.take_lease("s1", CONSOLIDATION, "other", lease.expires, ttl)
     with pytest.raises(Busy, match="was taken over by another process"):
         await task
-    lease = await services.graph.get_lease("s1", CONSOLIDATION)
+    lease = await lease_of(services, "s1")
     assert lease is not None and lease.holder == "other"  # the loser did not release it

@@ -88,7 +88,7 @@ async def test_rerunning_is_idempotent(agent_services, fake_chat) -> None:
     await run_episode(agent_services, "alice", uid)
     assert await agent_services.vectors.count("derivatives", "alice") == 2
     assert await agent_services.vectors.count("prospective", "alice") == 5
-    assert len(await agent_services.graph.list_entities("alice")) == 2
+    assert len(await agent_services.graph.episode_entities("alice", uid)) == 2
     again = await run_episode(agent_services, "alice", uid)  # processed: nothing to do
     assert again["status"] == "processed" and not again["usage"] and "derivatives" not in again
 

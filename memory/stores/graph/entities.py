@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from memory.schema import Entity, EntityHit, EntityType, EpisodeHit, clean_text, entity_key
+from memory.schema import Entity, EntityType, EpisodeHit, clean_text, entity_key
 from memory.stores.graph.inputs import count, name_key, name_keys
 
 
@@ -47,18 +47,6 @@ class EntityStore(ABC):
     async def _relate_entities(self, tenant: str, a: str, b: str, relation: str) -> None:
         """MERGE a RELATED_TO edge from key `a` to key `b` if both exist; the latest relation."""
 
-    async def get_entity(self, tenant: str, name: str) -> Entity | None:
-        """The entity with this (normalised) name, or None."""
-        return await self._get_entity(tenant, name_key(name))
-
-    @abstractmethod
-    async def _get_entity(self, tenant: str, key: str) -> Entity | None:
-        """The entity with this key, or None."""
-
-    @abstractmethod
-    async def list_entities(self, tenant: str) -> list[Entity]:
-        """All entities of the tenant, by key."""
-
     async def entities_named(self, tenant: str, names: Sequence[str]) -> list[Entity]:
         """The entities among `names` (normalised; unknown ones skipped), by key; an index
         lookup, so the associative path never scans a tenant's entities."""
@@ -68,23 +56,6 @@ class EntityStore(ABC):
     @abstractmethod
     async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
         """The entities whose key is among the distinct, non-empty `keys`, by key."""
-
-    async def entity_neighbourhood(
-        self, tenant: str, names: Sequence[str], hops: int
-    ) -> list[EntityHit]:
-        """Entities within `hops` RELATED_TO hops (either direction) of the seeds, seeds at 0.
-
-        Sorted by (distance, key).
-        """
-        hops = count("hops", hops)
-        keys = name_keys(names)
-        return await self._entity_neighbourhood(tenant, keys, hops) if keys else []
-
-    @abstractmethod
-    async def _entity_neighbourhood(
-        self, tenant: str, keys: list[str], hops: int
-    ) -> list[EntityHit]:
-        """Entities within `hops` of the non-empty seed `keys`, by (distance, key)."""
 
     async def episodes_near_entities(
         self, tenant: str, names: Sequence[str], hops: int, limit: int = 50

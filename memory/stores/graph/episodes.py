@@ -113,16 +113,6 @@ class EpisodeStore(ABC):
     async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
         """The existing episodes among the distinct, non-empty `uids`, in any order."""
 
-    async def find_episodes_by_prefix(
-        self, tenant: str, prefix: str, limit: int = 10
-    ) -> list[Episode]:
-        """Episodes whose uid starts with `prefix` (a literal, not a pattern), by uid."""
-        return await self._find_episodes_by_prefix(tenant, prefix, count("limit", limit))
-
-    @abstractmethod
-    async def _find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int) -> list[Episode]:
-        """Up to `limit` episodes whose uid starts with `prefix`, by uid (code point order)."""
-
     async def temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
         """Up to k episodes before and k after `uid` on the chain, by offset (-k..-1, 1..k)."""
         return (await self.neighbours_of(tenant, [uid], k)).get(uid, [])

@@ -143,18 +143,6 @@ class FactStore(ABC):
     async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
         """MERGE the ABOUT edge if the fact and the entity with this key exist; whether they do."""
 
-    async def facts_about(
-        self, tenant: str, name: str, *, include_superseded: bool = False
-    ) -> list[Fact]:
-        """Facts linked (ABOUT) to the entity named `name`, by (valid_from, uid); current ones
-        only unless asked."""
-        key = name_key(name)
-        return await self._facts_about(tenant, key, include_superseded) if key else []
-
-    @abstractmethod
-    async def _facts_about(self, tenant: str, key: str, include_superseded: bool) -> list[Fact]:
-        """Facts with an ABOUT edge to the entity with this key, in the public order."""
-
     async def link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
         """A LED_TO edge from a fact or an episode (`cause_uid`) to the fact; False (nothing
         written) unless both are the tenant's and differ. Idempotent."""

@@ -85,18 +85,10 @@ class LeaseStore(ABC):
         await self._swap_lease(clean_text(tenant), _key(name), release)
         return released
 
-    async def get_lease(self, tenant: str, name: str) -> Lease | None:
-        """The lease as stored (possibly expired), or None."""
-        return Lease.decode(await self._get_lease(clean_text(tenant), _key(name)))
-
     @abstractmethod
     async def _swap_lease(self, tenant: str, key: str, change: Change) -> Lease | None:
         """In one write transaction: read the lease under `key`, store `change(lease)` there
         (delete it for None) and return that."""
-
-    @abstractmethod
-    async def _get_lease(self, tenant: str, key: str) -> str | None:
-        """The stored value under `key`, or None."""
 
 
 def _key(name: str) -> str:

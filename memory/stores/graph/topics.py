@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from memory.schema import clean_text
-from memory.stores.graph.inputs import count, distinct
+from memory.stores.graph.inputs import distinct
 
 
 class TopicStore(ABC):
@@ -29,14 +29,6 @@ class TopicStore(ABC):
     @abstractmethod
     async def episode_topics(self, tenant: str, episode_uid: str) -> list[str]:
         """Topic slugs the episode discusses, sorted."""
-
-    async def episodes_for_topic(self, tenant: str, slug: str, limit: int = 50) -> list[str]:
-        """Uids of episodes discussing the topic, newest first (created_at desc, uid)."""
-        return await self._episodes_for_topic(tenant, clean_text(slug), count("limit", limit))
-
-    @abstractmethod
-    async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
-        """Up to `limit` uids of episodes discussing the cleaned `slug`, newest first."""
 
     @abstractmethod
     async def count_topics(self, tenant: str) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, LiteralString
 
-from memory.schema import Entity, EntityHit, EntityType, EpisodeHit
+from memory.schema import Entity, EntityType, EpisodeHit
 from memory.stores.graph.entities import EntityStore
 from memory.stores.neo4j.connection import Neo4jConnection, with_bound
 from memory.stores.neo4j.props import from_props, to_props
@@ -39,9 +39,7 @@ MERGE (a)-[r:RELATED_TO]->(b)
 SET r.relation = $relation, r.tenant = $tenant
 """
 
-_GET_ENTITY = "MATCH (n:Entity {tenant: $tenant, key: $key}) RETURN n {.*} AS n"
 _NAMED_ENTITIES = "MATCH (n:Entity) WHERE n.tenant = $tenant AND n.key IN $keys RETURN n {.*} AS n"
-_LIST_ENTITIES = "MATCH (n:Entity {tenant: $tenant}) WHERE n.key IS NOT NULL RETURN n {.*} AS n"
 
 _EPISODE_ENTITIES = """
 MATCH (e:Episode {uid: $uid})-[:MENTIONS]->(n:Entity) WHERE e.tenant = $tenant
@@ -60,7 +58,6 @@ _SEEDS = """
 MATCH (n:Entity) WHERE n.tenant = $tenant AND n.key IN $keys
 WITH n, 0 AS d
 """
-_NEIGHBOURHOOD = "RETURN n {.*} AS n, d"
 _NEAR_EPISODES = """
 MATCH (e:Episode)-[:MENTIONS]->(n)
 WITH e, min(d) AS d
@@ -96,23 +93,8 @@ class Neo4jEntities(Neo4jConnection, EntityStore):
     async def _relate_entities(self, tenant: str, a: str, b: str, relation: str) -> None:
         await self._write(_RELATE, tenant=tenant, a=a, b=b, relation=relation)
 
-    async def _get_entity(self, tenant: str, key: str) -> Entity | None:
-        rows = await self._read(_GET_ENTITY, tenant=tenant, key=key)
-        return entity_of(rows[0]["n"]) if rows else None
-
-    async def list_entities(self, tenant: str) -> list[Entity]:
-        """All entities of the tenant, by key."""
-        return _by_key(await self._read(_LIST_ENTITIES, tenant=tenant))
-
     async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
         return _by_key(await self._read(_NAMED_ENTITIES, tenant=tenant, keys=keys))
-
-    async def _entity_neighbourhood(
-        self, tenant: str, keys: list[str], hops: int
-    ) -> list[EntityHit]:
-        rows = await self._read(_near(hops, _NEIGHBOURHOOD), tenant=tenant, keys=keys)
-        rows.sort(key=lambda row: (row["d"], row["n"]["key"]))
-        return [EntityHit(entity=entity_of(row["n"]), distance=row["d"]) for row in rows]
 
     async def _episodes_near_entities(
         self, tenant: str, keys: list[str], hops: int, limit: int

@@ -268,16 +268,6 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
         rows = await self._read(_GET_EPISODES, tenant=tenant, uids=uids)
         return [episode_of(row["e"]) for row in rows]
 
-    async def _find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int) -> list[Episode]:
-        rows = await self._read(
-            "MATCH (e:Episode) WHERE e.tenant = $tenant AND e.uid STARTS WITH $prefix "
-            "RETURN e {.*} AS e ORDER BY e.uid LIMIT $limit",
-            tenant=tenant,
-            prefix=prefix,
-            limit=limit,
-        )
-        return [episode_of(row["e"]) for row in rows]
-
     async def _thread_links(
         self, tenant: str, uids: list[str]
     ) -> list[tuple[str, str, bool, bool]]:

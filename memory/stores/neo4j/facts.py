@@ -88,12 +88,6 @@ MERGE (f)-[:ABOUT]->(n)
 RETURN count(*) AS linked
 """
 
-_FACTS_ABOUT = """
-MATCH (f:Fact)-[:ABOUT]->(n:Entity {tenant: $tenant, key: $key})
-WHERE f.tenant = $tenant AND ($all OR f.superseded_by IS NULL)
-RETURN DISTINCT f {.*} AS f ORDER BY f.valid_from, f.uid
-"""
-
 # The cause is a fact if one has its uid, else an episode.
 _LINK_CAUSE = """
 MATCH (f:Fact {uid: $fact}) WHERE f.tenant = $tenant
@@ -201,10 +195,6 @@ class Neo4jFacts(Neo4jConnection, FactStore):
     async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
         rows = await self._write(_LINK_SUBJECT, tenant=tenant, uid=fact_uid, key=key)
         return bool(rows and rows[0]["linked"])
-
-    async def _facts_about(self, tenant: str, key: str, include_superseded: bool) -> list[Fact]:
-        rows = await self._read(_FACTS_ABOUT, tenant=tenant, key=key, all=include_superseded)
-        return [fact_of(row["f"]) for row in rows]
 
     async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
         rows = await self._write(_LINK_CAUSE, tenant=tenant, fact=fact_uid, cause=cause_uid)

@@ -27,11 +27,6 @@ MATCH (s:TenantState {tenant: $tenant, key: $key})
 DELETE s
 """
 
-_GET = """
-MATCH (s:TenantState {tenant: $tenant, key: $key})
-RETURN s.value AS value
-"""
-
 
 class Neo4jLeases(Neo4jConnection, LeaseStore):
     """The lease part of `Neo4jGraphStore` (the tenant-state constraint is all it needs)."""
@@ -47,8 +42,3 @@ class Neo4jLeases(Neo4jConnection, LeaseStore):
             return after
 
         return await self._tx(work)
-
-    async def _get_lease(self, tenant: str, key: str) -> str | None:
-        rows = await self._read(_GET, tenant=tenant, key=key)
-        value = str(rows[0]["value"]) if rows else ""
-        return value or None  # '' only inside a lease's own transaction

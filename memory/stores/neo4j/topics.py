@@ -48,7 +48,3 @@ class Neo4jTopics(Neo4jConnection, TopicStore):
         """How many topics at least one of the tenant's episodes discusses."""
         rows = await self._read(_COUNT_TOPICS, tenant=tenant)
         return int(rows[0]["n"])
-
-    async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
-        rows = await self._read(_TOPIC_EPISODES, tenant=tenant, slug=slug, limit=limit)
-        return [row["uid"] for row in rows]

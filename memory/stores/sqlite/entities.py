@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memory.schema import Entity, EntityHit, EntityType, EpisodeHit
+from memory.schema import Entity, EntityType, EpisodeHit
 from memory.stores.graph.entities import EntityStore
 from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
 from memory.stores.sqlite.rows import from_row, insert_sql, json_list, to_row
@@ -58,11 +58,6 @@ WITH RECURSIVE walk(key, d) AS (
 ),
 near(key, d) AS (SELECT key, MIN(d) FROM walk GROUP BY key)
 """
-_NEIGHBOURHOOD = (
-    _WALK  # noqa: S608 - constant SQL fragments only; every value is a bound parameter
-    + """SELECT e.*, n.d FROM near n JOIN entities e ON e.tenant = :tenant AND e.key = n.key
-    ORDER BY n.d, e.key"""
-)
 _NEAR_EPISODES = (
     _WALK  # noqa: S608 - constant SQL fragments only; every value is a bound parameter
     + """SELECT ep.uid, MIN(n.d) AS d, ep.created_at
@@ -120,15 +115,6 @@ class SqliteEntities(SqliteConnection, EntityStore):
             {"tenant": tenant, "a": a, "b": b, "relation": relation},
         )
 
-    async def _get_entity(self, tenant: str, key: str) -> Entity | None:
-        rows = await self._fetch(_Q_ENTITY, (tenant, key))
-        return entity_of(rows[0]) if rows else None
-
-    async def list_entities(self, tenant: str) -> list[Entity]:
-        """All entities of the tenant, by key."""
-        rows = await self._fetch("SELECT * FROM entities WHERE tenant = ? ORDER BY key", (tenant,))
-        return [entity_of(r) for r in rows]
-
     async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
         rows = await self._fetch(
             "SELECT * FROM entities WHERE tenant = ? AND key IN (SELECT value FROM json_each(?)) "
@@ -136,13 +122,6 @@ class SqliteEntities(SqliteConnection, EntityStore):
             (tenant, json_list(keys)),
         )
         return [entity_of(r) for r in rows]
-
-    async def _entity_neighbourhood(
-        self, tenant: str, keys: list[str], hops: int
-    ) -> list[EntityHit]:
-        params = {"tenant": tenant, "seeds": json_list(keys), "hops": hops}
-        rows = await self._fetch(_NEIGHBOURHOOD, params)
-        return [EntityHit(entity=entity_of(r), distance=r["d"]) for r in rows]
 
     async def _episodes_near_entities(
         self, tenant: str, keys: list[str], hops: int, limit: int

@@ -255,14 +255,6 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
         )
         return [episode_of(r) for r in rows]
 
-    async def _find_episodes_by_prefix(self, tenant: str, prefix: str, limit: int) -> list[Episode]:
-        # substr() compares characters literally, unlike LIKE/GLOB where % _ * ? are patterns.
-        rows = await self._fetch(
-            "SELECT * FROM episodes WHERE tenant = ? AND substr(uid, 1, ?) = ? ORDER BY uid LIMIT ?",
-            (tenant, len(prefix), prefix, limit),
-        )
-        return [episode_of(r) for r in rows]
-
     async def _thread_links(
         self, tenant: str, uids: list[str]
     ) -> list[tuple[str, str, bool, bool]]:

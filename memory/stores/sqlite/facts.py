@@ -253,15 +253,6 @@ class SqliteFacts(SqliteConnection, FactStore):
     async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
         return await self._run(_link_subject, tenant, fact_uid, key)
 
-    async def _facts_about(self, tenant: str, key: str, include_superseded: bool) -> list[Fact]:
-        rows = await self._fetch(
-            "SELECT f.* FROM about a JOIN facts f ON f.uid = a.fact_uid "
-            "WHERE a.tenant = ? AND a.entity_key = ? AND (? OR f.superseded_by IS NULL) "
-            "ORDER BY f.valid_from, f.uid",
-            (tenant, key, int(include_superseded)),
-        )
-        return [fact_of(r) for r in rows]
-
     async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
         return await self._run(_link_cause, tenant, fact_uid, cause_uid)
 

@@ -30,7 +30,3 @@ class SqliteLeases(SqliteConnection, LeaseStore):
 
     async def _swap_lease(self, tenant: str, key: str, change: Change) -> Lease | None:
         return await self._run(_swap, tenant, key, change)
-
-    async def _get_lease(self, tenant: str, key: str) -> str | None:
-        rows = await self._fetch(_GET, (tenant, key))
-        return str(rows[0]["value"]) if rows else None

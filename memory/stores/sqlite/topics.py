@@ -55,11 +55,3 @@ class SqliteTopics(SqliteConnection, TopicStore):
             "SELECT COUNT(DISTINCT slug) FROM discusses WHERE tenant = ?", (tenant,)
         )
         return int(rows[0][0])
-
-    async def _episodes_for_topic(self, tenant: str, slug: str, limit: int) -> list[str]:
-        rows = await self._fetch(
-            "SELECT e.uid FROM discusses d JOIN episodes e ON e.uid = d.episode_uid "
-            "WHERE d.tenant = ? AND d.slug = ? ORDER BY e.created_at DESC, e.uid LIMIT ?",
-            (tenant, slug, limit),
-        )
-        return [r[0] for r in rows]
