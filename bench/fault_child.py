@@ -37,8 +37,8 @@ def install_faults(services: Any, faults: Path) -> None:
 
         setattr(obj, name, call)
 
-    for name in ("create_episode", "attach_reply", "set_status", "set_ess"):
-        failing(graph, name, "graph")
+    for name in ("create", "attach_reply", "set_status", "set_ess"):
+        failing(graph.episodes, name, "graph")
     failing(vectors, "upsert", "vectors")
 
 

@@ -2,7 +2,7 @@
 
 Every consolidation run (`mneme consolidate`, the server's schedule, a Studio or HTTP run)
 holds the tenant's `consolidation` lease for its whole length (`holding`). The lease is taken in
-one store transaction (`LeaseStore.take_lease`), lasts `MNEME_SLEEP_LEASE_S` (120 s by default)
+one store transaction (`LeaseStore.take`), lasts `MNEME_SLEEP_LEASE_S` (120 s by default)
 and is renewed every third of that while the run goes on, so a run of any length keeps it and
 a process killed mid-run leaves a lease that frees itself at most that long after its last
 renewal (the next run then finishes the killed one's plan). A run that finds the lease held

@@ -1,10 +1,11 @@
 """Narrow, typed, async interfaces of the stores; one package per backend implements them.
 
-`GraphStore` is the graph side, composed of one interface per record kind (`memory.stores.graph`:
-episodes, topics, entities, beliefs, facts, features, snapshots, session summaries, tenant
-state, consolidation, co-retrieval links, concepts and diary, leases, goals and emotions);
-callers use the composite.
-The vector value types below are shared by the vector index and its callers.
+`GraphStore` is the graph side. It holds one operations object per record kind
+(`memory.stores.graph`: `episodes`, `topics`, `entities`, `beliefs`, `facts`, `features`,
+`snapshots`, `summaries`, `state` (tenant state), `concepts`, `diary`, `coretrieval`, `leases`,
+`goals` and `emotions`), so a caller writes `graph.episodes.get(tenant, uid)` and sees one kind
+at a time; the store itself has only the store-wide calls (setup, schema version, ping, erase a
+tenant, close). The vector value types below are shared by the vector index and its callers.
 
 Contracts every backend honours (the contract suite in `tests/contract/` checks them):
 
@@ -18,7 +19,7 @@ Contracts every backend honours (the contract suite in `tests/contract/` checks 
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,14 +33,13 @@ from memory.stores.errors import (
     StoreUnavailable,
 )
 from memory.stores.graph.beliefs import BeliefStore
-from memory.stores.graph.concepts import ConceptStore
-from memory.stores.graph.consolidation import ConsolidationStore
+from memory.stores.graph.concepts import ConceptStore, DiaryStore
 from memory.stores.graph.coretrieval import CoRetrievalStore
 from memory.stores.graph.entities import EntityStore
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
 from memory.stores.graph.facts import FactStore
 from memory.stores.graph.features import FeatureStore
-from memory.stores.graph.goals import GoalStore
+from memory.stores.graph.goals import EmotionStore, GoalStore
 from memory.stores.graph.leases import Lease, LeaseStore
 from memory.stores.graph.snapshots import SnapshotStore
 from memory.stores.graph.summaries import SummaryStore
@@ -63,28 +63,44 @@ __all__ = [
 ]
 
 
-class GraphStore(
-    EpisodeStore,
-    TopicStore,
-    EntityStore,
-    BeliefStore,
-    FactStore,
-    FeatureStore,
-    SnapshotStore,
-    SummaryStore,
-    TenantStateStore,
-    ConsolidationStore,
-    ConceptStore,
-    CoRetrievalStore,
-    LeaseStore,
-    GoalStore,
-):
-    """The graph side of memory: episodes in time order, topics, entities, beliefs, facts,
-    semantic features, session summaries, concepts and diary entries, leases, goals and
-    emotions."""
+class GraphStore(ABC):
+    """The graph side of memory: one operations object per record kind, over one connection,
+    and the calls that concern the whole store."""
 
     backend: str
     """`sqlite` or `neo4j`."""
+
+    episodes: EpisodeStore
+    """Episodes in time order (the TEMPORAL_NEXT chain), their status and scores, and what each
+    is connected to."""
+    topics: TopicStore
+    """Topics the episodes discuss."""
+    entities: EntityStore
+    """Named things the episodes mention, related to each other."""
+    beliefs: BeliefStore
+    """The agent's beliefs and the episodes that are their evidence."""
+    facts: FactStore
+    """Facts with their validity, sources, subjects and causes."""
+    features: FeatureStore
+    """The agent's semantic features."""
+    snapshots: SnapshotStore
+    """Versions of the personality narrative."""
+    summaries: SummaryStore
+    """Summaries of finished sessions."""
+    state: TenantStateStore
+    """Small string values per tenant and key."""
+    concepts: ConceptStore
+    """Concepts of the daily sleep level and what they include."""
+    diary: DiaryStore
+    """Diary entries of the daily sleep level and the episodes they recount."""
+    coretrieval: CoRetrievalStore
+    """Links between episodes retrieved together."""
+    leases: LeaseStore
+    """Named per-tenant leases (one holder at a time, across processes)."""
+    goals: GoalStore
+    """Goals, each tracking a goal fact."""
+    emotions: EmotionStore
+    """Emotions felt in episodes."""
 
     @abstractmethod
     async def setup(self) -> None:

@@ -36,10 +36,10 @@ CHILD = textwrap.dedent(
     from langgraph.checkpoint.memory import InMemorySaver
     from memory.services import Services, set_services
     from memory.settings import get_settings
-    from memory.stores.sqlite import SqliteGraphStore
+    from memory.stores.sqlite.topics import SqliteTopics
 
     marker = Path(sys.argv[1])
-    real_link = SqliteGraphStore.link_topics
+    real_link = SqliteTopics.link
     linked = 0
 
     async def link_then_hang(self, tenant, uid, slugs):
@@ -50,7 +50,7 @@ CHILD = textwrap.dedent(
         linked += 1
         return await real_link(self, tenant, uid, slugs)
 
-    SqliteGraphStore.link_topics = link_then_hang
+    SqliteTopics.link = link_then_hang
 
     async def main():
         # The application's composition root: its services run the bookkeeping graph.

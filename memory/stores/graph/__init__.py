@@ -1,8 +1,10 @@
 """The graph store's interfaces, one module per record kind, and the input rules they share.
 
-`memory.stores.base.GraphStore` is the composite of these interfaces that every caller uses;
-each backend (`memory.stores.sqlite`, `memory.stores.neo4j`) is a package with one file per kind
-implementing the matching interface, plus one file of connection plumbing.
+`memory.stores.base.GraphStore`, the type every caller uses, holds one object per record kind
+that implements these interfaces (`graph.episodes`, `graph.facts`, ...); each backend
+(`memory.stores.sqlite`, `memory.stores.neo4j`) is a package with one file per kind holding the
+operations objects of that kind over the backend's one connection, plus the connection's
+plumbing. Method names do not repeat the kind: `graph.episodes.get`, `graph.facts.list`.
 
 Every interface follows one rule: a public method is the contract. If its input needs cleaning or
 checking (text, names, counts, enums, cross-record checks), the method is written in the
@@ -18,6 +20,7 @@ To add a store method:
    new table, constraint or index in that file's DDL;
 3. add a contract test in `tests/contract/`, which runs it on every backend.
 
-A new record kind is a new interface module here (added to the bases of `GraphStore`) and one
-file per backend, whose mixin and DDL the backend's composite class lists.
+A new record kind is a new interface module here (an attribute of `GraphStore`) and one file per
+backend, whose operations object each backend's store builds in `__init__` and whose DDL it
+lists.
 """

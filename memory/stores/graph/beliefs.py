@@ -15,32 +15,28 @@ from memory.stores.graph.inputs import clean_record, count
 class BeliefStore(ABC):
     """One belief per (tenant, topic), with evidence edges that count towards it."""
 
-    async def upsert_belief(self, belief: Belief) -> Belief:
+    async def upsert(self, belief: Belief) -> Belief:
         """Create the belief, or replace the fields of the one with the same tenant and topic.
 
         The stored uid is kept on replacement; the stored record is returned.
         """
-        return await self._upsert_belief(clean_record(belief))
+        return await self._upsert(clean_record(belief))
 
     @abstractmethod
-    async def _upsert_belief(self, belief: Belief) -> Belief:
+    async def _upsert(self, belief: Belief) -> Belief:
         """Insert the cleaned belief or replace every field but the uid of the one on its topic."""
 
     @abstractmethod
-    async def get_belief(self, tenant: str, uid: str) -> Belief | None:
+    async def get(self, tenant: str, uid: str) -> Belief | None:
         """The belief with this uid, or None."""
 
-    async def get_belief_by_topic(self, tenant: str, topic: str) -> Belief | None:
+    async def get_by_topic(self, tenant: str, topic: str) -> Belief | None:
         """The belief on this topic, or None."""
-        return await self._get_belief_by_topic(tenant, clean_text(topic))
+        return await self._get_by_topic(tenant, clean_text(topic))
 
     @abstractmethod
-    async def _get_belief_by_topic(self, tenant: str, topic: str) -> Belief | None:
+    async def _get_by_topic(self, tenant: str, topic: str) -> Belief | None:
         """The belief on the cleaned `topic`, or None."""
-
-    @abstractmethod
-    async def list_beliefs(self, tenant: str) -> list[Belief]:
-        """All beliefs of the tenant, by topic."""
 
     async def add_evidence(
         self,
@@ -69,16 +65,18 @@ class BeliefStore(ABC):
     async def _add_evidence(self, tenant: str, evidence: Evidence) -> bool:
         """Atomically write the edge and count it, unless an end is missing or the pair has one."""
 
-    async def belief_evidence(
-        self, tenant: str, belief_uid: str, limit: int = 20
-    ) -> list[Evidence]:
+    async def evidence(self, tenant: str, belief_uid: str, limit: int = 20) -> list[Evidence]:
         """Provenance edges of a belief, strongest first (strength desc, episode uid)."""
-        return await self._belief_evidence(tenant, belief_uid, count("limit", limit))
+        return await self._evidence(tenant, belief_uid, count("limit", limit))
 
     @abstractmethod
-    async def _belief_evidence(self, tenant: str, belief_uid: str, limit: int) -> list[Evidence]:
+    async def _evidence(self, tenant: str, belief_uid: str, limit: int) -> list[Evidence]:
         """Up to `limit` evidence edges of the belief, by (strength desc, episode uid)."""
 
     @abstractmethod
-    async def delete_belief(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete a belief and its provenance edges. True if it existed."""
+
+    @abstractmethod
+    async def list(self, tenant: str) -> list[Belief]:
+        """All beliefs of the tenant, by topic."""

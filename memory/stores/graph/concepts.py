@@ -1,4 +1,4 @@
-"""Concepts and diary entries, the daily sleep level's records: the contract.
+"""Concepts and diary entries, the daily sleep level's records: the contracts of two kinds.
 
 A concept INCLUDES the episodes and facts it groups; a diary entry RECOUNTS the episodes of its
 day. Both are written whole by their put (node and its edges replaced in one transaction), so a
@@ -34,9 +34,9 @@ class Groups:
 
 
 class ConceptStore(ABC):
-    """Concept and diary nodes with their INCLUDES and RECOUNTS edges."""
+    """Concept nodes with their INCLUDES edges to episodes and facts."""
 
-    async def put_concept(
+    async def put(
         self, concept: Concept, episode_uids: Sequence[str], fact_uids: Sequence[str]
     ) -> Concept:
         """Insert or replace the concept and replace its INCLUDES edges with edges to the
@@ -44,69 +44,57 @@ class ConceptStore(ABC):
 
         Raises `StoreError` (`errors.uid_taken`) when the uid is another tenant's concept.
         """
-        return await self._put_concept(
-            clean_record(concept), distinct(episode_uids), distinct(fact_uids)
-        )
+        return await self._put(clean_record(concept), distinct(episode_uids), distinct(fact_uids))
 
     @abstractmethod
-    async def _put_concept(
+    async def _put(
         self, concept: Concept, episode_uids: list[str], fact_uids: list[str]
     ) -> Concept:
         """Write the cleaned concept and its edges (same tenant only) in one transaction."""
 
     @abstractmethod
-    async def get_concept(self, tenant: str, uid: str) -> Concept | None:
+    async def get(self, tenant: str, uid: str) -> Concept | None:
         """The concept with this uid, or None."""
 
     @abstractmethod
-    async def list_concepts(self, tenant: str) -> list[Concept]:
-        """The tenant's concepts, by (first_seen, uid)."""
-
-    @abstractmethod
-    async def concept_members(self, tenant: str, uid: str) -> Members:
+    async def members(self, tenant: str, uid: str) -> Members:
         """The episodes and facts the concept includes (empty for an unknown concept)."""
 
     @abstractmethod
-    async def delete_concept(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the concept and its edges (never its members); False if it did not exist."""
 
-    async def put_diary_entry(self, entry: DiaryEntry, episode_uids: Sequence[str]) -> DiaryEntry:
+    @abstractmethod
+    async def list(self, tenant: str) -> list[Concept]:
+        """The tenant's concepts, by (first_seen, uid)."""
+
+
+class DiaryStore(ABC):
+    """Diary entry nodes with their RECOUNTS edges to the episodes of their day."""
+
+    async def put(self, entry: DiaryEntry, episode_uids: Sequence[str]) -> DiaryEntry:
         """Insert or replace the entry and replace its RECOUNTS edges with edges to the
         tenant's existing episodes among the uids, atomically.
 
         Raises `StoreError` (`errors.uid_taken`) when the uid is another tenant's entry.
         """
-        return await self._put_diary_entry(clean_record(entry), distinct(episode_uids))
+        return await self._put(clean_record(entry), distinct(episode_uids))
 
     @abstractmethod
-    async def _put_diary_entry(self, entry: DiaryEntry, episode_uids: list[str]) -> DiaryEntry:
+    async def _put(self, entry: DiaryEntry, episode_uids: list[str]) -> DiaryEntry:
         """Write the cleaned entry and its edges (same tenant only) in one transaction."""
 
     @abstractmethod
-    async def list_diary(
+    async def sources(self, tenant: str, uid: str) -> list[str]:
+        """Uids of the episodes the entry recounts, sorted."""
+
+    @abstractmethod
+    async def delete(self, tenant: str, uid: str) -> bool:
+        """Delete the entry and its edges; False if it did not exist."""
+
+    @abstractmethod
+    async def list(
         self, tenant: str, *, first: str | None = None, last: str | None = None
     ) -> list[DiaryEntry]:
         """The tenant's diary entries, by (day, uid); with `first` / `last` (ISO days, both
         included) only the days from / up to them."""
-
-    @abstractmethod
-    async def diary_sources(self, tenant: str, uid: str) -> list[str]:
-        """Uids of the episodes the entry recounts, sorted."""
-
-    @abstractmethod
-    async def delete_diary_entry(self, tenant: str, uid: str) -> bool:
-        """Delete the entry and its edges; False if it did not exist."""
-
-    @abstractmethod
-    async def groups_of_episode(self, tenant: str, episode_uid: str) -> Groups:
-        """The concepts that include the episode and the diary entries that recount it."""
-
-    async def episode_terms(self, tenant: str, uids: Sequence[str]) -> dict[str, list[str]]:
-        """For each existing episode among `uids`: the slugs of its topics and the keys of the
-        entities it mentions, together, sorted and each once."""
-        wanted = distinct(uids)
-        return await self._episode_terms(tenant, wanted) if wanted else {}
-
-    @abstractmethod
-    async def _episode_terms(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
-        """Terms of the existing episodes among the distinct, non-empty `uids`."""

@@ -65,20 +65,7 @@ def _pair(a: str, b: str) -> tuple[str, str]:
 class CoRetrievalStore(ABC):
     """Reads, reweighing and pruning of the links between episodes retrieved together."""
 
-    async def co_retrieval_links(
-        self, tenant: str, uids: Sequence[str] | None = None
-    ) -> list[Link]:
-        """The tenant's links (with `uids`, those touching any of them), sorted by (a, b)."""
-        wanted = None if uids is None else distinct(uids)
-        if wanted == []:
-            return []
-        return sorted(await self._co_retrieval_links(tenant, wanted), key=lambda x: (x.a, x.b))
-
-    @abstractmethod
-    async def _co_retrieval_links(self, tenant: str, uids: list[str] | None) -> list[Link]:
-        """The tenant's links, all or touching the non-empty `uids`, in any order."""
-
-    async def reweigh_links(
+    async def reweigh(
         self,
         tenant: str,
         weights: Mapping[tuple[str, str], float],
@@ -89,10 +76,21 @@ class CoRetrievalStore(ABC):
         clean = {_pair(a, b): float(w) for (a, b), w in weights.items()}
         gone = sorted({_pair(a, b) for a, b in drop})
         if clean or gone:
-            await self._reweigh_links(tenant, clean, gone)
+            await self._reweigh(tenant, clean, gone)
 
     @abstractmethod
-    async def _reweigh_links(
+    async def _reweigh(
         self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]
     ) -> None:
         """Set the weights and delete the links of (a, b) pairs with a < b, in one transaction."""
+
+    @abstractmethod
+    async def _list(self, tenant: str, uids: list[str] | None) -> list[Link]:
+        """The tenant's links, all or touching the non-empty `uids`, in any order."""
+
+    async def list(self, tenant: str, uids: Sequence[str] | None = None) -> list[Link]:
+        """The tenant's links (with `uids`, those touching any of them), sorted by (a, b)."""
+        wanted = None if uids is None else distinct(uids)
+        if wanted == []:
+            return []
+        return sorted(await self._list(tenant, wanted), key=lambda x: (x.a, x.b))

@@ -17,16 +17,16 @@ from memory.stores.graph.inputs import count, name_key, name_keys
 class EntityStore(ABC):
     """Named things mentioned in episodes, related to each other."""
 
-    async def upsert_entity(self, tenant: str, name: str, type: EntityType) -> Entity:
+    async def upsert(self, tenant: str, name: str, type: EntityType) -> Entity:
         """Create or update an entity keyed by its normalised name; the latest type wins."""
         name = clean_text(name)
         key = entity_key(name)
         if not key:
             raise ValueError("an entity needs a non-empty name")
-        return await self._upsert_entity(tenant, key, name, EntityType(type))
+        return await self._upsert(tenant, key, name, EntityType(type))
 
     @abstractmethod
-    async def _upsert_entity(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
+    async def _upsert(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
         """Insert (tenant, key) with `name` and `type`, or set the type of the existing one."""
 
     async def link_mentions(self, tenant: str, episode_uid: str, names: Sequence[str]) -> None:
@@ -39,25 +39,25 @@ class EntityStore(ABC):
     async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
         """MENTIONS edges to the existing entities among the distinct `keys`, if the episode is."""
 
-    async def relate_entities(self, tenant: str, a: str, b: str, relation: str = "related") -> None:
+    async def relate(self, tenant: str, a: str, b: str, relation: str = "related") -> None:
         """A RELATED_TO edge from entity `a` to entity `b` (both must exist); idempotent."""
-        await self._relate_entities(tenant, name_key(a), name_key(b), clean_text(relation))
+        await self._relate(tenant, name_key(a), name_key(b), clean_text(relation))
 
     @abstractmethod
-    async def _relate_entities(self, tenant: str, a: str, b: str, relation: str) -> None:
+    async def _relate(self, tenant: str, a: str, b: str, relation: str) -> None:
         """MERGE a RELATED_TO edge from key `a` to key `b` if both exist; the latest relation."""
 
-    async def entities_named(self, tenant: str, names: Sequence[str]) -> list[Entity]:
+    async def named(self, tenant: str, names: Sequence[str]) -> list[Entity]:
         """The entities among `names` (normalised; unknown ones skipped), by key; an index
         lookup, so the associative path never scans a tenant's entities."""
         keys = name_keys(names)
-        return await self._entities_named(tenant, keys) if keys else []
+        return await self._named(tenant, keys) if keys else []
 
     @abstractmethod
-    async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
+    async def _named(self, tenant: str, keys: list[str]) -> list[Entity]:
         """The entities whose key is among the distinct, non-empty `keys`, by key."""
 
-    async def episodes_near_entities(
+    async def episodes_near(
         self, tenant: str, names: Sequence[str], hops: int, limit: int = 50
     ) -> list[EpisodeHit]:
         """Episodes mentioning an entity within `hops` of the seeds, nearest first.
@@ -66,14 +66,14 @@ class EntityStore(ABC):
         """
         hops, limit = count("hops", hops), count("limit", limit)
         keys = name_keys(names)
-        return await self._episodes_near_entities(tenant, keys, hops, limit) if keys else []
+        return await self._episodes_near(tenant, keys, hops, limit) if keys else []
 
     @abstractmethod
-    async def _episodes_near_entities(
+    async def _episodes_near(
         self, tenant: str, keys: list[str], hops: int, limit: int
     ) -> list[EpisodeHit]:
         """Up to `limit` episodes near the non-empty seed `keys`, in the public order."""
 
     @abstractmethod
-    async def episode_entities(self, tenant: str, episode_uid: str) -> list[Entity]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[Entity]:
         """Entities the episode mentions, by key."""

@@ -24,13 +24,14 @@ from memory.schema import (
     content_hash,
     episode_content,
 )
-from memory.stores.graph.coretrieval import pairs
+from memory.stores.graph.concepts import Groups
+from memory.stores.graph.coretrieval import STRONG_LINK, pairs
 from memory.stores.graph.inputs import clean_record, count, distinct
 
 
 @dataclass(frozen=True, slots=True)
 class CreateResult:
-    """Outcome of `create_episode`: the uid and whether that episode existed (a retried write)."""
+    """Outcome of `create`: the uid and whether that episode existed (a retried write)."""
 
     uid: str
     duplicate: bool
@@ -67,9 +68,10 @@ def movable_from(status: EpisodeStatus, only_forward: bool) -> list[EpisodeStatu
 
 
 class EpisodeStore(ABC):
-    """Episodes in time order: create, read, the chain, status, access and scores."""
+    """Episodes in time order: create, read, the chain, status, access and scores, and what an
+    episode is connected to (the reads of consolidation and of the daily sleep level)."""
 
-    async def create_episode(self, episode: NewEpisode) -> CreateResult:
+    async def create(self, episode: NewEpisode) -> CreateResult:
         """Persist an episode in one transaction and link it into the tenant's TEMPORAL_NEXT chain.
 
         The chain is ordered by (created_at, uid): an episode older than the tail is inserted in
@@ -77,10 +79,10 @@ class EpisodeStore(ABC):
         retried write), nothing is written and `duplicate=True`; the same content under another
         uid is another episode. A uid taken by another tenant raises `StoreError`.
         """
-        return await self._insert_episode(episode_record(episode))
+        return await self._insert(episode_record(episode))
 
     @abstractmethod
-    async def _insert_episode(self, episode: Episode) -> CreateResult:
+    async def _insert(self, episode: Episode) -> CreateResult:
         """Insert the episode and splice it into the chain, unless its uid exists."""
 
     async def attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
@@ -98,24 +100,24 @@ class EpisodeStore(ABC):
         (`episode_content`) and content_hash, and move a status past `pending` to `stored`."""
 
     @abstractmethod
-    async def get_episode(self, tenant: str, uid: str) -> Episode | None:
+    async def get(self, tenant: str, uid: str) -> Episode | None:
         """The episode with this uid, or None."""
 
-    async def get_episodes(self, tenant: str, uids: Sequence[str]) -> list[Episode]:
+    async def get_many(self, tenant: str, uids: Sequence[str]) -> list[Episode]:
         """The episodes among `uids` that exist, in the order of `uids` (repeats repeated)."""
         wanted = distinct(uids)
         if not wanted:
             return []
-        found = {e.uid: e for e in await self._get_episodes(tenant, wanted)}
+        found = {e.uid: e for e in await self._get_many(tenant, wanted)}
         return [found[uid] for uid in uids if uid in found]
 
     @abstractmethod
-    async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Episode]:
         """The existing episodes among the distinct, non-empty `uids`, in any order."""
 
-    async def temporal_neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
+    async def neighbours(self, tenant: str, uid: str, k: int) -> list[Neighbour]:
         """Up to k episodes before and k after `uid` on the chain, by offset (-k..-1, 1..k)."""
-        return (await self.neighbours_of(tenant, [uid], k)).get(uid, [])
+        return (await self.neighbours_many(tenant, [uid], k)).get(uid, [])
 
     async def thread_links(self, tenant: str, uids: Sequence[str]) -> ThreadLinks:
         """The TEMPORAL_NEXT links between episodes of `uids` that are of one thread (the turn
@@ -143,23 +145,23 @@ class EpisodeStore(ABC):
         """(src, dst, src two-sided, dst two-sided) for each src -> dst link of the chain with
         both ends among `uids` (non-empty, distinct), of the tenant and of one thread."""
 
-    async def neighbours_of(
+    async def neighbours_many(
         self, tenant: str, uids: Sequence[str], k: int
     ) -> dict[str, list[Neighbour]]:
-        """`temporal_neighbours` of several episodes in one read: for each existing uid among
+        """`neighbours` of several episodes in one read: for each existing uid among
         `uids`, up to k episodes before and k after it on the chain, by offset."""
         wanted = distinct(uids)
         if count("k", k) == 0 or not wanted:
             return {}
-        return await self._neighbours_of(tenant, wanted, k)
+        return await self._neighbours_many(tenant, wanted, k)
 
     @abstractmethod
-    async def _neighbours_of(
+    async def _neighbours_many(
         self, tenant: str, uids: list[str], k: int
     ) -> dict[str, list[Neighbour]]:
         """The neighbours of each of `uids` (non-empty, distinct) that has any, by offset."""
 
-    async def thread_episodes(
+    async def in_thread(
         self,
         tenant: str,
         thread_id: str,
@@ -173,10 +175,10 @@ class EpisodeStore(ABC):
         if limit == 0:
             return []
         cursor = None if after is None else (as_utc(after[0]), str(after[1]))
-        return await self._thread_episodes(tenant, clean_text(thread_id), cursor, limit)
+        return await self._in_thread(tenant, clean_text(thread_id), cursor, limit)
 
     @abstractmethod
-    async def _thread_episodes(
+    async def _in_thread(
         self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> list[Episode]:
         """Up to `limit` (at least 1) episodes of the thread after the cursor, oldest first."""
@@ -220,7 +222,7 @@ class EpisodeStore(ABC):
         """Up to `limit` episodes in the non-empty `statuses`, by (created_at, uid)."""
 
     @abstractmethod
-    async def list_episode_uids(self, tenant: str | None) -> list[str]:
+    async def list_uids(self, tenant: str | None) -> list[str]:
         """Every episode uid (of one tenant, or all for maintenance), sorted."""
 
     @abstractmethod
@@ -294,11 +296,11 @@ class EpisodeStore(ABC):
         indexed/processed episode back to `stored`. The episode after, or None."""
 
     @abstractmethod
-    async def delete_episode(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete an episode and its edges, re-linking the chain around it. True if it existed."""
 
     @abstractmethod
-    async def count_episodes(self, tenant: str) -> int:
+    async def count(self, tenant: str) -> int:
         """Number of episodes of the tenant."""
 
     async def recent_activity(self, tenant: str, n: int) -> list[datetime]:
@@ -310,3 +312,44 @@ class EpisodeStore(ABC):
     @abstractmethod
     async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
         """The created_at of the `n` (at least 1) newest episodes, newest first, off an index."""
+
+    async def connections(
+        self, tenant: str, uids: Sequence[str], *, min_link_weight: float = STRONG_LINK
+    ) -> dict[str, int]:
+        """For each existing episode among `uids`: its number of edges to topics (DISCUSSES),
+        entities (MENTIONS), facts (STATES) and beliefs (evidence), each counted once, plus
+        its co-retrieval links (either end) of weight >= `min_link_weight`."""
+        wanted = distinct(uids)
+        if not wanted:
+            return {}
+        return await self._connections(tenant, wanted, float(min_link_weight))
+
+    @abstractmethod
+    async def _connections(
+        self, tenant: str, uids: list[str], min_link_weight: float
+    ) -> dict[str, int]:
+        """Edge counts of the existing episodes among the distinct, non-empty `uids`."""
+
+    async def sole_evidence(self, tenant: str, uids: Sequence[str]) -> set[str]:
+        """The episodes among `uids` that are the only evidence episode of a belief with
+        confidence above 0, or the only episode stating a current (not superseded) fact."""
+        wanted = distinct(uids)
+        return await self._sole_evidence(tenant, wanted) if wanted else set()
+
+    @abstractmethod
+    async def _sole_evidence(self, tenant: str, uids: list[str]) -> set[str]:
+        """The sole-evidence episodes among the distinct, non-empty `uids`."""
+
+    async def terms(self, tenant: str, uids: Sequence[str]) -> dict[str, list[str]]:
+        """For each existing episode among `uids`: the slugs of its topics and the keys of the
+        entities it mentions, together, sorted and each once."""
+        wanted = distinct(uids)
+        return await self._terms(tenant, wanted) if wanted else {}
+
+    @abstractmethod
+    async def _terms(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        """Terms of the existing episodes among the distinct, non-empty `uids`."""
+
+    @abstractmethod
+    async def groups(self, tenant: str, uid: str) -> Groups:
+        """The concepts that include the episode and the diary entries that recount it."""

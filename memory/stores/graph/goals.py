@@ -1,9 +1,9 @@
-"""Goals and emotions: the contract.
+"""Goals and emotions: the contracts of two kinds.
 
 A goal TRACKS one goal fact and goes with it: deleting the fact deletes its goal (ON DELETE
 CASCADE on SQLite, in the same query on Neo4j). An emotion is FELT_IN one episode and goes with
 it the same way. A goal's `evidence_uid` names an episode without an edge: whoever deletes
-that episode first calls `reset_goal_evidence` (`memory.knowledge.goals.release_episode`), so no goal
+that episode first calls `reset_evidence` (`memory.knowledge.goals.release_episode`), so no goal
 keeps a status resting on a turn that is gone. Every write is one transaction.
 """
 
@@ -18,40 +18,42 @@ from memory.stores.graph.inputs import clean_record, distinct
 
 
 class GoalStore(ABC):
-    """Goal nodes (TRACKS a fact) and Emotion nodes (FELT_IN an episode)."""
+    """Goal nodes, each TRACKS its goal fact."""
 
-    async def put_goal(self, goal: Goal) -> Goal | None:
+    async def put(self, goal: Goal) -> Goal | None:
         """Insert or replace the goal, tracking its fact; None (nothing written) when the fact
         is not the tenant's.
 
         Raises `StoreError` (`errors.uid_taken`) when the uid is another tenant's goal.
         """
-        return await self._put_goal(clean_record(goal))
+        return await self._put(clean_record(goal))
 
     @abstractmethod
-    async def _put_goal(self, goal: Goal) -> Goal | None:
+    async def _put(self, goal: Goal) -> Goal | None:
         """Write the cleaned goal and its TRACKS edge (same tenant only)."""
 
     @abstractmethod
-    async def get_goal(self, tenant: str, uid: str) -> Goal | None:
+    async def get(self, tenant: str, uid: str) -> Goal | None:
         """The goal with this uid, or None."""
 
-    async def list_goals(self, tenant: str, status: GoalStatus | None = None) -> list[Goal]:
-        """The tenant's goals (of this status, or all), by (stated_at, uid)."""
-        return await self._list_goals(tenant, None if status is None else GoalStatus(status))
-
     @abstractmethod
-    async def _list_goals(self, tenant: str, status: GoalStatus | None) -> list[Goal]:
-        """The goals, filtered by a checked status."""
-
-    @abstractmethod
-    async def reset_goal_evidence(
-        self, tenant: str, episode_uid: str, reason: str, at: datetime
-    ) -> int:
+    async def reset_evidence(self, tenant: str, episode_uid: str, reason: str, at: datetime) -> int:
         """Goals whose status rests on this episode become active again (that reason, no
         evidence, changed at `at`); how many did."""
 
-    async def put_emotions(
+    @abstractmethod
+    async def _list(self, tenant: str, status: GoalStatus | None) -> list[Goal]:
+        """The goals, filtered by a checked status."""
+
+    async def list(self, tenant: str, status: GoalStatus | None = None) -> list[Goal]:
+        """The tenant's goals (of this status, or all), by (stated_at, uid)."""
+        return await self._list(tenant, None if status is None else GoalStatus(status))
+
+
+class EmotionStore(ABC):
+    """Emotion nodes, each FELT_IN one episode."""
+
+    async def put(
         self, tenant: str, episode_uid: str, emotions: Sequence[Emotion]
     ) -> list[Emotion]:
         """Replace the episode's emotions with these (each of this tenant and episode), in one
@@ -63,14 +65,12 @@ class GoalStore(ABC):
                 raise ValueError(f"emotion {e.uid!r} is not of episode {episode_uid!r}")
         if len(distinct(e.uid for e in cleaned)) != len(cleaned):
             raise ValueError("two emotions with one uid")
-        return await self._put_emotions(tenant, episode_uid, cleaned)
+        return await self._put(tenant, episode_uid, cleaned)
 
     @abstractmethod
-    async def _put_emotions(
-        self, tenant: str, episode_uid: str, emotions: list[Emotion]
-    ) -> list[Emotion]:
+    async def _put(self, tenant: str, episode_uid: str, emotions: list[Emotion]) -> list[Emotion]:
         """Replace the episode's emotions (checked) in one transaction."""
 
     @abstractmethod
-    async def list_emotions(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
+    async def list(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
         """The tenant's emotions (of one episode, or all), by (felt_at, episode_uid, name)."""

@@ -52,7 +52,7 @@ Change = Callable[[Lease | None], Lease | None]
 class LeaseStore(ABC):
     """Per-tenant named leases (the consolidation lease of `memory.sleep.leases`)."""
 
-    async def take_lease(
+    async def take(
         self, tenant: str, name: str, holder: str, now: datetime, ttl: timedelta
     ) -> Lease:
         """Take the lease for `holder` until `now + ttl` if it is free, expired at `now` or
@@ -68,11 +68,11 @@ class LeaseStore(ABC):
                 return wanted
             return current
 
-        after = await self._swap_lease(clean_text(tenant), _key(name), take)
+        after = await self._swap(clean_text(tenant), _key(name), take)
         assert after is not None  # take never deletes
         return after
 
-    async def release_lease(self, tenant: str, name: str, holder: str) -> bool:
+    async def release(self, tenant: str, name: str, holder: str) -> bool:
         """Give the lease up if `holder` holds it; True if it did (another's is left alone)."""
         holder = _checked(holder)
         released = False
@@ -82,11 +82,11 @@ class LeaseStore(ABC):
             released = current is not None and current.holder == holder
             return None if released or current is None else current
 
-        await self._swap_lease(clean_text(tenant), _key(name), release)
+        await self._swap(clean_text(tenant), _key(name), release)
         return released
 
     @abstractmethod
-    async def _swap_lease(self, tenant: str, key: str, change: Change) -> Lease | None:
+    async def _swap(self, tenant: str, key: str, change: Change) -> Lease | None:
         """In one write transaction: read the lease under `key`, store `change(lease)` there
         (delete it for None) and return that."""
 

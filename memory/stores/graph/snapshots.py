@@ -15,18 +15,18 @@ from memory.schema import PersonalitySnapshot, as_utc, clean_text
 class SnapshotStore(ABC):
     """Versions of the personality narrative (the sponge)."""
 
-    async def add_snapshot(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
+    async def add(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
         """Store a new snapshot version (previous + 1, from 1), linked to the previous by PREVIOUS."""
-        return await self._add_snapshot(tenant, clean_text(text), as_utc(at))
+        return await self._add(tenant, clean_text(text), as_utc(at))
 
     @abstractmethod
-    async def _add_snapshot(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
+    async def _add(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
         """Atomically store the cleaned `text` as the tenant's next version and return it."""
 
     @abstractmethod
-    async def current_snapshot(self, tenant: str) -> PersonalitySnapshot | None:
+    async def current(self, tenant: str) -> PersonalitySnapshot | None:
         """The highest version, or None."""
 
     @abstractmethod
-    async def snapshot_history(self, tenant: str) -> list[PersonalitySnapshot]:
+    async def history(self, tenant: str) -> list[PersonalitySnapshot]:
         """Every version, newest first."""

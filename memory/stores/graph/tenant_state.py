@@ -13,18 +13,18 @@ from memory.schema import clean_text
 class TenantStateStore(ABC):
     """String values under keys, one namespace per tenant."""
 
-    async def get_tenant_state(self, tenant: str, key: str) -> str | None:
+    async def get(self, tenant: str, key: str) -> str | None:
         """The value stored under `key` for the tenant, or None."""
-        return await self._get_tenant_state(clean_text(tenant), clean_text(key))
+        return await self._get(clean_text(tenant), clean_text(key))
 
     @abstractmethod
-    async def _get_tenant_state(self, tenant: str, key: str) -> str | None:
+    async def _get(self, tenant: str, key: str) -> str | None:
         """The value under the cleaned (tenant, key), or None."""
 
-    async def put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+    async def put(self, tenant: str, key: str, value: str) -> None:
         """Store `value` under `key` for the tenant, replacing any previous value."""
-        await self._put_tenant_state(clean_text(tenant), clean_text(key), clean_text(value))
+        await self._put(clean_text(tenant), clean_text(key), clean_text(value))
 
     @abstractmethod
-    async def _put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+    async def _put(self, tenant: str, key: str, value: str) -> None:
         """Store the cleaned value under the cleaned (tenant, key), replacing any previous one."""

@@ -16,20 +16,20 @@ from memory.stores.graph.inputs import distinct
 class TopicStore(ABC):
     """Topics by slug and the episodes that discuss them."""
 
-    async def link_topics(self, tenant: str, episode_uid: str, slugs: Sequence[str]) -> None:
+    async def link(self, tenant: str, episode_uid: str, slugs: Sequence[str]) -> None:
         """MERGE the topics and a DISCUSSES edge from the episode to each; idempotent."""
         cleaned = distinct(clean_text(s) for s in slugs)
         if cleaned:
-            await self._link_topics(tenant, episode_uid, cleaned)
+            await self._link(tenant, episode_uid, cleaned)
 
     @abstractmethod
-    async def _link_topics(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
+    async def _link(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
         """MERGE the distinct, cleaned `slugs` and DISCUSSES edges, if the episode exists."""
 
     @abstractmethod
-    async def episode_topics(self, tenant: str, episode_uid: str) -> list[str]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[str]:
         """Topic slugs the episode discusses, sorted."""
 
     @abstractmethod
-    async def count_topics(self, tenant: str) -> int:
+    async def count(self, tenant: str) -> int:
         """How many topics at least one of the tenant's episodes discusses."""

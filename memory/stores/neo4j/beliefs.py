@@ -14,7 +14,8 @@ from neo4j.exceptions import ConstraintError
 from memory.schema import Belief, Evidence, EvidenceKind
 from memory.stores.errors import uid_taken
 from memory.stores.graph.beliefs import BeliefStore
-from memory.stores.neo4j.connection import LOCK_TENANT, Neo4jConnection, tx_rows, tx_run
+from memory.stores.neo4j.connection import LOCK_TENANT, tx_rows, tx_run
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import Props, from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -74,10 +75,10 @@ def belief_of(props: dict[str, Any]) -> Belief:
     return from_props(Belief, props)
 
 
-class Neo4jBeliefs(Neo4jConnection, BeliefStore):
+class Neo4jBeliefs(Neo4jKind, BeliefStore):
     """The belief part of `Neo4jGraphStore`."""
 
-    async def _upsert_belief(self, belief: Belief) -> Belief:
+    async def _upsert(self, belief: Belief) -> Belief:
         props = to_props(belief, exclude=("uid", "topic"))
         try:
             rows = await self._write(
@@ -91,19 +92,14 @@ class Neo4jBeliefs(Neo4jConnection, BeliefStore):
             raise uid_taken("belief", belief.uid, "a belief on another topic") from None
         return belief_of(rows[0]["b"])
 
-    async def get_belief(self, tenant: str, uid: str) -> Belief | None:
+    async def get(self, tenant: str, uid: str) -> Belief | None:
         """The belief with this uid, or None."""
         rows = await self._read(_GET_BELIEF, tenant=tenant, uid=uid)
         return belief_of(rows[0]["b"]) if rows else None
 
-    async def _get_belief_by_topic(self, tenant: str, topic: str) -> Belief | None:
+    async def _get_by_topic(self, tenant: str, topic: str) -> Belief | None:
         rows = await self._read(_BELIEF_BY_TOPIC, tenant=tenant, topic=topic)
         return belief_of(rows[0]["b"]) if rows else None
-
-    async def list_beliefs(self, tenant: str) -> list[Belief]:
-        """All beliefs of the tenant, by topic."""
-        rows = await self._read(_LIST_BELIEFS, tenant=tenant)
-        return [belief_of(b) for b in sorted((row["b"] for row in rows), key=lambda b: b["topic"])]
 
     async def _add_evidence(self, tenant: str, evidence: Evidence) -> bool:
         ends: Props = {"tenant": tenant, "episode": evidence.episode_uid}
@@ -122,7 +118,7 @@ class Neo4jBeliefs(Neo4jConnection, BeliefStore):
 
         return await self._tx(work)
 
-    async def _belief_evidence(self, tenant: str, belief_uid: str, limit: int) -> list[Evidence]:
+    async def _evidence(self, tenant: str, belief_uid: str, limit: int) -> list[Evidence]:
         rows = await self._read(_BELIEF_EVIDENCE, tenant=tenant, uid=belief_uid, limit=limit)
         return [
             from_props(
@@ -135,7 +131,12 @@ class Neo4jBeliefs(Neo4jConnection, BeliefStore):
             for row in rows
         ]
 
-    async def delete_belief(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete a belief and its provenance edges. True if it existed."""
         rows = await self._write(_DELETE_BELIEF, tenant=tenant, uid=uid)
         return bool(rows[0]["deleted"])
+
+    async def list(self, tenant: str) -> list[Belief]:
+        """All beliefs of the tenant, by topic."""
+        rows = await self._read(_LIST_BELIEFS, tenant=tenant)
+        return [belief_of(b) for b in sorted((row["b"] for row in rows), key=lambda b: b["topic"])]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from memory.schema import Concept, DiaryEntry
 from memory.stores.errors import uid_taken
-from memory.stores.graph.concepts import ConceptStore, Groups, Members
-from memory.stores.neo4j.connection import Neo4jConnection
+from memory.stores.graph.concepts import ConceptStore, DiaryStore, Members
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -83,24 +83,12 @@ MATCH (d:DiaryEntry {uid: $uid}) WHERE d.tenant = $tenant
 DETACH DELETE d
 RETURN count(*) AS deleted
 """
-_GROUPS = """
-MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
-MATCH (g)-[:INCLUDES|RECOUNTS]->(e) WHERE g.tenant = $tenant
-RETURN g.uid AS uid, g:Concept AS concept ORDER BY uid
-"""
-_TERMS = """
-UNWIND $uids AS uid
-MATCH (e:Episode {uid: uid}) WHERE e.tenant = $tenant
-RETURN e.uid AS uid,
-  COLLECT { MATCH (e)-[:DISCUSSES]->(t:Topic) RETURN t.slug AS term
-            UNION MATCH (e)-[:MENTIONS]->(n:Entity) RETURN n.key AS term } AS terms
-"""
 
 
-class Neo4jConcepts(Neo4jConnection, ConceptStore):
-    """The concept and diary part of `Neo4jGraphStore`."""
+class Neo4jConcepts(Neo4jKind, ConceptStore):
+    """The concepts of `Neo4jGraphStore`."""
 
-    async def _put_concept(
+    async def _put(
         self, concept: Concept, episode_uids: list[str], fact_uids: list[str]
     ) -> Concept:
         rows = await self._write(
@@ -115,17 +103,12 @@ class Neo4jConcepts(Neo4jConnection, ConceptStore):
             raise uid_taken("concept", concept.uid)
         return from_props(Concept, rows[0]["c"])
 
-    async def get_concept(self, tenant: str, uid: str) -> Concept | None:
+    async def get(self, tenant: str, uid: str) -> Concept | None:
         """The concept with this uid, or None."""
         rows = await self._read(_GET_CONCEPT, tenant=tenant, uid=uid)
         return from_props(Concept, rows[0]["c"]) if rows else None
 
-    async def list_concepts(self, tenant: str) -> list[Concept]:
-        """The tenant's concepts, by (first_seen, uid)."""
-        rows = await self._read(_LIST_CONCEPTS, tenant=tenant)
-        return [from_props(Concept, r["c"]) for r in rows]
-
-    async def concept_members(self, tenant: str, uid: str) -> Members:
+    async def members(self, tenant: str, uid: str) -> Members:
         """The episodes and facts the concept includes (empty for an unknown concept)."""
         rows = await self._read(_MEMBERS, tenant=tenant, uid=uid)
         return Members(
@@ -133,12 +116,21 @@ class Neo4jConcepts(Neo4jConnection, ConceptStore):
             facts=[r["uid"] for r in rows if not r["episode"]],
         )
 
-    async def delete_concept(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the concept and its edges (never its members); False if it did not exist."""
         rows = await self._write(_DELETE_CONCEPT, tenant=tenant, uid=uid)
         return bool(rows and rows[0]["deleted"])
 
-    async def _put_diary_entry(self, entry: DiaryEntry, episode_uids: list[str]) -> DiaryEntry:
+    async def list(self, tenant: str) -> list[Concept]:
+        """The tenant's concepts, by (first_seen, uid)."""
+        rows = await self._read(_LIST_CONCEPTS, tenant=tenant)
+        return [from_props(Concept, r["c"]) for r in rows]
+
+
+class Neo4jDiary(Neo4jKind, DiaryStore):
+    """The diary entries of `Neo4jGraphStore`."""
+
+    async def _put(self, entry: DiaryEntry, episode_uids: list[str]) -> DiaryEntry:
         rows = await self._write(
             _PUT_DIARY,
             uid=entry.uid,
@@ -150,32 +142,20 @@ class Neo4jConcepts(Neo4jConnection, ConceptStore):
             raise uid_taken("diaryentry", entry.uid)
         return from_props(DiaryEntry, rows[0]["d"])
 
-    async def list_diary(
+    async def sources(self, tenant: str, uid: str) -> list[str]:
+        """Uids of the episodes the entry recounts, sorted."""
+        rows = await self._read(_DIARY_SOURCES, tenant=tenant, uid=uid)
+        return [r["uid"] for r in rows]
+
+    async def delete(self, tenant: str, uid: str) -> bool:
+        """Delete the entry and its edges; False if it did not exist."""
+        rows = await self._write(_DELETE_DIARY, tenant=tenant, uid=uid)
+        return bool(rows and rows[0]["deleted"])
+
+    async def list(
         self, tenant: str, *, first: str | None = None, last: str | None = None
     ) -> list[DiaryEntry]:
         """The tenant's diary entries, by (day, uid); with `first` / `last` (ISO days, both
         included) only the days from / up to them."""
         rows = await self._read(_LIST_DIARY, tenant=tenant, first=first, last=last)
         return [from_props(DiaryEntry, r["d"]) for r in rows]
-
-    async def diary_sources(self, tenant: str, uid: str) -> list[str]:
-        """Uids of the episodes the entry recounts, sorted."""
-        rows = await self._read(_DIARY_SOURCES, tenant=tenant, uid=uid)
-        return [r["uid"] for r in rows]
-
-    async def delete_diary_entry(self, tenant: str, uid: str) -> bool:
-        """Delete the entry and its edges; False if it did not exist."""
-        rows = await self._write(_DELETE_DIARY, tenant=tenant, uid=uid)
-        return bool(rows and rows[0]["deleted"])
-
-    async def groups_of_episode(self, tenant: str, episode_uid: str) -> Groups:
-        """The concepts that include the episode and the diary entries that recount it."""
-        rows = await self._read(_GROUPS, tenant=tenant, uid=episode_uid)
-        return Groups(
-            concepts=[r["uid"] for r in rows if r["concept"]],
-            diary=[r["uid"] for r in rows if not r["concept"]],
-        )
-
-    async def _episode_terms(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
-        rows = await self._read(_TERMS, tenant=tenant, uids=uids)
-        return {str(r["uid"]): sorted({str(t) for t in r["terms"]}) for r in rows}

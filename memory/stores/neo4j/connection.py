@@ -1,7 +1,8 @@
 """The Neo4j graph store's plumbing: the driver, sessions, retries, transactions and setup.
 
-The kind modules beside this one (episodes, topics, ...) hold the Cypher; each is a mixin over
-`Neo4jConnection`, so its methods run their queries through `_read`, `_write` and `_tx`. The only
+The kind modules beside this one (episodes, topics, ...) hold the Cypher; each defines its
+kinds' operations objects on `kind.Neo4jKind`, over the store's one `Neo4jConnection`, whose
+methods run their queries through `_read`, `_write` and `_tx`. The only
 values ever formatted into a query are validated integers (`with_bound`: path lengths, which
 Cypher cannot take as parameters). Writes that must see a consistent chain (episodes, evidence,
 snapshots) first take a per-tenant write lock on the tenant's `:Tenant` node (`LOCK_TENANT`),
@@ -144,7 +145,7 @@ class Neo4jConnection:
     """One driver to a Neo4j 5 server (Community or Enterprise), shared by the store's kinds."""
 
     schema: ClassVar[tuple[str, ...]] = SCHEMA
-    """Every constraint and index; the composite store sets it from the kind modules."""
+    """Every constraint and index; the store sets it from the kind modules."""
     migrations: ClassVar[dict[int, tuple[str, ...]]] = {}
     """Version n -> n+1 statements, run by `setup` before the schema."""
 
@@ -191,6 +192,10 @@ class Neo4jConnection:
         self._ready_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(POOL_SIZE)
         self._closed = False
+        self._compose()
+
+    def _compose(self) -> None:
+        """Build what lives on this connection: the store's kinds (here, nothing)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:

@@ -8,7 +8,8 @@ from datetime import datetime
 from neo4j import AsyncTransaction
 
 from memory.stores.graph.coretrieval import CoRetrievalStore, Link, link_from
-from memory.stores.neo4j.connection import Neo4jConnection, tx_run
+from memory.stores.neo4j.connection import tx_run
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import dt
 
 # `weight` is `memory.sleep.coretrieval.link_weight(count, 0)` of the new count.
@@ -53,14 +54,10 @@ async def link_pairs(
     await tx_run(tx, _LINK_PAIRS, params)
 
 
-class Neo4jCoRetrieval(Neo4jConnection, CoRetrievalStore):
+class Neo4jCoRetrieval(Neo4jKind, CoRetrievalStore):
     """The co-retrieval part of `Neo4jGraphStore`."""
 
-    async def _co_retrieval_links(self, tenant: str, uids: list[str] | None) -> list[Link]:
-        rows = await self._read(_LINKS, tenant=tenant, uids=uids)
-        return [link_from(r, dt(r["last_at"])) for r in rows]
-
-    async def _reweigh_links(
+    async def _reweigh(
         self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]
     ) -> None:
         rows = [{"a": a, "b": b, "weight": w} for (a, b), w in weights.items()]
@@ -73,3 +70,7 @@ class Neo4jCoRetrieval(Neo4jConnection, CoRetrievalStore):
                 await tx_run(tx, _DROP, {"tenant": tenant, "rows": gone})
 
         await self._tx(work)
+
+    async def _list(self, tenant: str, uids: list[str] | None) -> list[Link]:
+        rows = await self._read(_LINKS, tenant=tenant, uids=uids)
+        return [link_from(r, dt(r["last_at"])) for r in rows]

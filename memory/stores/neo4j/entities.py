@@ -10,7 +10,8 @@ from typing import Any, LiteralString
 
 from memory.schema import Entity, EntityType, EpisodeHit
 from memory.stores.graph.entities import EntityStore
-from memory.stores.neo4j.connection import Neo4jConnection, with_bound
+from memory.stores.neo4j.connection import with_bound
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -79,10 +80,10 @@ def _by_key(rows: list[dict[str, Any]]) -> list[Entity]:
     return [entity_of(n) for n in sorted((row["n"] for row in rows), key=lambda n: n["key"])]
 
 
-class Neo4jEntities(Neo4jConnection, EntityStore):
+class Neo4jEntities(Neo4jKind, EntityStore):
     """The entity part of `Neo4jGraphStore`."""
 
-    async def _upsert_entity(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
+    async def _upsert(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
         props = to_props(Entity(tenant=tenant, name=name, type=type))
         rows = await self._write(_UPSERT_ENTITY, tenant=tenant, key=key, props=props)
         return entity_of(rows[0]["n"])
@@ -90,19 +91,19 @@ class Neo4jEntities(Neo4jConnection, EntityStore):
     async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
         await self._write(_LINK_MENTIONS, tenant=tenant, uid=episode_uid, keys=keys)
 
-    async def _relate_entities(self, tenant: str, a: str, b: str, relation: str) -> None:
+    async def _relate(self, tenant: str, a: str, b: str, relation: str) -> None:
         await self._write(_RELATE, tenant=tenant, a=a, b=b, relation=relation)
 
-    async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
+    async def _named(self, tenant: str, keys: list[str]) -> list[Entity]:
         return _by_key(await self._read(_NAMED_ENTITIES, tenant=tenant, keys=keys))
 
-    async def _episodes_near_entities(
+    async def _episodes_near(
         self, tenant: str, keys: list[str], hops: int, limit: int
     ) -> list[EpisodeHit]:
         query = _near(hops, _NEAR_EPISODES)
         rows = await self._read(query, tenant=tenant, keys=keys, limit=limit)
         return [EpisodeHit(episode_uid=row["uid"], distance=row["d"]) for row in rows]
 
-    async def episode_entities(self, tenant: str, episode_uid: str) -> list[Entity]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[Entity]:
         """Entities the episode mentions, by key."""
         return _by_key(await self._read(_EPISODE_ENTITIES, tenant=tenant, uid=episode_uid))

@@ -14,15 +14,17 @@ from neo4j.exceptions import ConstraintError
 
 from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
 from memory.stores.errors import uid_taken
+from memory.stores.graph.concepts import Groups
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
+from memory.stores.neo4j import edges
 from memory.stores.neo4j.connection import (
     LOCK_TENANT,
-    Neo4jConnection,
     tx_rows,
     tx_run,
     with_bound,
 )
 from memory.stores.neo4j.coretrieval import link_pairs
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import dt, field_props, from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -216,10 +218,10 @@ def episode_of(props: dict[str, Any]) -> Episode:
     return from_props(Episode, props)
 
 
-class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
+class Neo4jEpisodes(Neo4jKind, EpisodeStore):
     """The episode part of `Neo4jGraphStore`."""
 
-    async def _insert_episode(self, episode: Episode) -> CreateResult:
+    async def _insert(self, episode: Episode) -> CreateResult:
         props = to_props(episode)
         params = {
             "tenant": episode.tenant,
@@ -259,12 +261,12 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
 
         return await self._tx(work)
 
-    async def get_episode(self, tenant: str, uid: str) -> Episode | None:
+    async def get(self, tenant: str, uid: str) -> Episode | None:
         """The episode with this uid, or None."""
         rows = await self._read(_GET_EPISODE, tenant=tenant, uid=uid)
         return episode_of(rows[0]["e"]) if rows else None
 
-    async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Episode]:
         rows = await self._read(_GET_EPISODES, tenant=tenant, uids=uids)
         return [episode_of(row["e"]) for row in rows]
 
@@ -277,7 +279,7 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
             for row in rows
         ]
 
-    async def _neighbours_of(
+    async def _neighbours_many(
         self, tenant: str, uids: list[str], k: int
     ) -> dict[str, list[Neighbour]]:
         rows = await self._read(with_bound(_NEIGHBOURS_OF, k, k), tenant=tenant, uids=uids)
@@ -297,7 +299,7 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
         )
         return bool(rows[0]["changed"])
 
-    async def _thread_episodes(
+    async def _in_thread(
         self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> list[Episode]:
         rows = await self._read(
@@ -320,7 +322,7 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
             rows = await self._read(_BY_STATUS, tenant=tenant, statuses=wanted, limit=limit)
         return [episode_of(row["e"]) for row in rows]
 
-    async def list_episode_uids(self, tenant: str | None) -> list[str]:
+    async def list_uids(self, tenant: str | None) -> list[str]:
         """Every episode uid (of one tenant, or all for maintenance), sorted."""
         if tenant is None:
             rows = await self._read("MATCH (e:Episode) RETURN e.uid AS uid")
@@ -374,7 +376,7 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
         rows = await self._write(_SET_PINNED, tenant=tenant, uid=uid, pinned=pinned)
         return episode_of(rows[0]["e"]) if rows else None
 
-    async def delete_episode(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete an episode and its edges, re-linking the chain around it. True if it existed."""
 
         async def work(tx: AsyncTransaction) -> bool:
@@ -387,7 +389,7 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
 
         return await self._tx(work)
 
-    async def count_episodes(self, tenant: str) -> int:
+    async def count(self, tenant: str) -> int:
         """Number of episodes of the tenant."""
         rows = await self._read(f"{_TENANT_EPISODES} RETURN count(e) AS n", tenant=tenant)
         return int(rows[0]["n"])
@@ -395,3 +397,25 @@ class Neo4jEpisodes(Neo4jConnection, EpisodeStore):
     async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
         rows = await self._read(Q_RECENT, tenant=tenant, n=n)
         return [dt(row["at"]) for row in rows]
+
+    async def _connections(
+        self, tenant: str, uids: list[str], min_link_weight: float
+    ) -> dict[str, int]:
+        rows = await self._read(edges.CONNECTIONS, tenant=tenant, uids=uids, strong=min_link_weight)
+        return {str(r["uid"]): int(r["n"]) for r in rows}
+
+    async def _sole_evidence(self, tenant: str, uids: list[str]) -> set[str]:
+        rows = await self._read(edges.SOLE, tenant=tenant, uids=uids)
+        return {str(r["uid"]) for r in rows}
+
+    async def _terms(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        rows = await self._read(edges.TERMS, tenant=tenant, uids=uids)
+        return {str(r["uid"]): sorted({str(t) for t in r["terms"]}) for r in rows}
+
+    async def groups(self, tenant: str, uid: str) -> Groups:
+        """The concepts that include the episode and the diary entries that recount it."""
+        rows = await self._read(edges.GROUPS, tenant=tenant, uid=uid)
+        return Groups(
+            concepts=[r["uid"] for r in rows if r["concept"]],
+            diary=[r["uid"] for r in rows if not r["concept"]],
+        )

@@ -14,7 +14,8 @@ from neo4j import AsyncTransaction
 from memory.schema import Cause, Fact
 from memory.stores.errors import uid_taken
 from memory.stores.graph.facts import FactFilter, FactStore
-from memory.stores.neo4j.connection import Neo4jConnection, tx_rows, tx_run
+from memory.stores.neo4j.connection import tx_rows, tx_run
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -118,10 +119,16 @@ async def _insert(tx: AsyncTransaction, fact: Fact) -> Fact:
     return fact_of(rows[0]["f"])
 
 
-class Neo4jFacts(Neo4jConnection, FactStore):
+_STATED_BY = """
+MATCH (e:Episode {uid: $uid})-[:STATES]->(f:Fact) WHERE e.tenant = $tenant AND f.tenant = $tenant
+RETURN f.uid AS uid ORDER BY uid
+"""
+
+
+class Neo4jFacts(Neo4jKind, FactStore):
     """The fact part of `Neo4jGraphStore`."""
 
-    async def _add_fact(self, fact: Fact, episode_uid: str | None) -> Fact:
+    async def _add(self, fact: Fact, episode_uid: str | None) -> Fact:
         async def work(tx: AsyncTransaction) -> Fact:
             stored = await _insert(tx, fact)
             if episode_uid is not None:
@@ -131,13 +138,11 @@ class Neo4jFacts(Neo4jConnection, FactStore):
 
         return await self._tx(work)
 
-    async def cite_fact(self, tenant: str, fact_uid: str, episode_uid: str) -> None:
+    async def cite(self, tenant: str, fact_uid: str, episode_uid: str) -> None:
         """Add a STATES edge from another episode to an existing fact; idempotent."""
         await self._write(_CITE_FACT, tenant=tenant, fact=fact_uid, episode=episode_uid)
 
-    async def _supersede_fact(
-        self, tenant: str, old_uid: str, new: Fact, at: datetime
-    ) -> Fact | None:
+    async def _supersede(self, tenant: str, old_uid: str, new: Fact, at: datetime) -> Fact | None:
         async def work(tx: AsyncTransaction) -> Fact | None:
             if not await tx_rows(tx, _GET_FACT, {"tenant": tenant, "uid": old_uid}):
                 await tx.rollback()
@@ -149,7 +154,7 @@ class Neo4jFacts(Neo4jConnection, FactStore):
 
         return await self._tx(work)
 
-    async def delete_fact(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the fact and its edges, re-opening what it superseded; True if it existed."""
 
         async def work(tx: AsyncTransaction) -> bool:
@@ -161,18 +166,45 @@ class Neo4jFacts(Neo4jConnection, FactStore):
 
         return await self._tx(work)
 
-    async def get_fact(self, tenant: str, uid: str) -> Fact | None:
+    async def get(self, tenant: str, uid: str) -> Fact | None:
         """The fact with this uid, or None."""
         rows = await self._read(_GET_FACT, tenant=tenant, uid=uid)
         return fact_of(rows[0]["f"]) if rows else None
 
-    async def _get_facts(self, tenant: str, uids: list[str]) -> list[Fact]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Fact]:
         rows = await self._read(_GET_FACTS, tenant=tenant, uids=uids)
         return [fact_of(row["f"]) for row in rows]
 
-    async def _list_facts(
-        self, tenant: str, include_superseded: bool, flt: FactFilter
-    ) -> list[Fact]:
+    async def sources(self, tenant: str, fact_uid: str) -> list[str]:
+        """Uids of episodes that state the fact, sorted."""
+        rows = await self._read(_FACT_SOURCES, tenant=tenant, uid=fact_uid)
+        return sorted(row["uid"] for row in rows)
+
+    async def _sources_many(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        rows = await self._read(_SOURCES_OF_FACTS, tenant=tenant, uids=uids)
+        return {row["fact"]: list(row["episodes"]) for row in rows}
+
+    async def _link_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
+        rows = await self._write(_LINK_SUBJECT, tenant=tenant, uid=fact_uid, key=key)
+        return bool(rows and rows[0]["linked"])
+
+    async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
+        rows = await self._write(_LINK_CAUSE, tenant=tenant, fact=fact_uid, cause=cause_uid)
+        return bool(rows and rows[0]["linked"])
+
+    async def causes(self, tenant: str, fact_uid: str) -> list[Cause]:
+        """What led to the fact (LED_TO edges into it), by (kind, uid)."""
+        rows = await self._read(_CAUSES_OF, tenant=tenant, uid=fact_uid)
+        return sorted(
+            (Cause(kind=row["kind"], uid=row["uid"]) for row in rows), key=lambda c: (c.kind, c.uid)
+        )
+
+    async def stated_by(self, tenant: str, episode_uid: str) -> list[str]:
+        """Uids of the facts this episode states (STATES), sorted."""
+        rows = await self._read(_STATED_BY, tenant=tenant, uid=episode_uid)
+        return [str(r["uid"]) for r in rows]
+
+    async def _list(self, tenant: str, include_superseded: bool, flt: FactFilter) -> list[Fact]:
         rows = await self._read(
             _LIST_FACTS,
             tenant=tenant,
@@ -182,27 +214,3 @@ class Neo4jFacts(Neo4jConnection, FactStore):
             attribute=flt.attribute,
         )
         return [fact_of(row["f"]) for row in rows]
-
-    async def fact_sources(self, tenant: str, fact_uid: str) -> list[str]:
-        """Uids of episodes that state the fact, sorted."""
-        rows = await self._read(_FACT_SOURCES, tenant=tenant, uid=fact_uid)
-        return sorted(row["uid"] for row in rows)
-
-    async def _sources_of_facts(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
-        rows = await self._read(_SOURCES_OF_FACTS, tenant=tenant, uids=uids)
-        return {row["fact"]: list(row["episodes"]) for row in rows}
-
-    async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
-        rows = await self._write(_LINK_SUBJECT, tenant=tenant, uid=fact_uid, key=key)
-        return bool(rows and rows[0]["linked"])
-
-    async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
-        rows = await self._write(_LINK_CAUSE, tenant=tenant, fact=fact_uid, cause=cause_uid)
-        return bool(rows and rows[0]["linked"])
-
-    async def causes_of(self, tenant: str, fact_uid: str) -> list[Cause]:
-        """What led to the fact (LED_TO edges into it), by (kind, uid)."""
-        rows = await self._read(_CAUSES_OF, tenant=tenant, uid=fact_uid)
-        return sorted(
-            (Cause(kind=row["kind"], uid=row["uid"]) for row in rows), key=lambda c: (c.kind, c.uid)
-        )

@@ -7,7 +7,7 @@ from typing import Any
 from memory.schema import Feature, FeatureCategory
 from memory.stores.errors import uid_taken
 from memory.stores.graph.features import FeatureStore
-from memory.stores.neo4j.connection import Neo4jConnection
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -49,10 +49,10 @@ def feature_of(props: dict[str, Any]) -> Feature:
     return from_props(Feature, props)
 
 
-class Neo4jFeatures(Neo4jConnection, FeatureStore):
+class Neo4jFeatures(Neo4jKind, FeatureStore):
     """The feature part of `Neo4jGraphStore`."""
 
-    async def _upsert_feature(self, feature: Feature, episode_uid: str | None) -> Feature:
+    async def _upsert(self, feature: Feature, episode_uid: str | None) -> Feature:
         rows = await self._write(
             _UPSERT_FEATURE,
             uid=feature.uid,
@@ -64,27 +64,27 @@ class Neo4jFeatures(Neo4jConnection, FeatureStore):
             raise uid_taken("feature", feature.uid)
         return feature_of(rows[0]["f"])
 
-    async def get_feature(self, tenant: str, uid: str) -> Feature | None:
+    async def get(self, tenant: str, uid: str) -> Feature | None:
         """The feature with this uid, or None."""
         rows = await self._read(_GET_FEATURE, tenant=tenant, uid=uid)
         return feature_of(rows[0]["f"]) if rows else None
 
-    async def _get_features(self, tenant: str, uids: list[str]) -> list[Feature]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Feature]:
         rows = await self._read(_GET_FEATURES, tenant=tenant, uids=uids)
         return [feature_of(row["f"]) for row in rows]
 
-    async def _list_features(self, tenant: str, category: FeatureCategory | None) -> list[Feature]:
-        rows = await self._read(
-            _LIST_FEATURES, tenant=tenant, category=None if category is None else category.value
-        )
-        return [feature_of(row["f"]) for row in rows]
-
-    async def delete_feature(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the feature and its SHOWS edges; False if it did not exist."""
         rows = await self._write(_DELETE_FEATURE, tenant=tenant, uid=uid)
         return bool(rows and rows[0]["deleted"])
 
-    async def feature_sources(self, tenant: str, uid: str) -> list[str]:
+    async def sources(self, tenant: str, uid: str) -> list[str]:
         """Uids of the episodes that showed the feature, sorted."""
         rows = await self._read(_FEATURE_SOURCES, tenant=tenant, uid=uid)
         return sorted(row["uid"] for row in rows)
+
+    async def _list(self, tenant: str, category: FeatureCategory | None) -> list[Feature]:
+        rows = await self._read(
+            _LIST_FEATURES, tenant=tenant, category=None if category is None else category.value
+        )
+        return [feature_of(row["f"]) for row in rows]

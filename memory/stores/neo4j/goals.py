@@ -12,8 +12,9 @@ from neo4j import AsyncTransaction
 
 from memory.schema import Emotion, Goal, GoalStatus, as_utc
 from memory.stores.errors import uid_taken
-from memory.stores.graph.goals import GoalStore
-from memory.stores.neo4j.connection import Neo4jConnection, tx_rows
+from memory.stores.graph.goals import EmotionStore, GoalStore
+from memory.stores.neo4j.connection import tx_rows
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -75,10 +76,10 @@ RETURN m {.*} AS m ORDER BY m.name
 """
 
 
-class Neo4jGoals(Neo4jConnection, GoalStore):
-    """The goal and emotion part of `Neo4jGraphStore`."""
+class Neo4jGoals(Neo4jKind, GoalStore):
+    """The goals of `Neo4jGraphStore`."""
 
-    async def _put_goal(self, goal: Goal) -> Goal | None:
+    async def _put(self, goal: Goal) -> Goal | None:
         params = {
             "uid": goal.uid,
             "tenant": goal.tenant,
@@ -97,20 +98,12 @@ class Neo4jGoals(Neo4jConnection, GoalStore):
 
         return await self._tx(work)
 
-    async def get_goal(self, tenant: str, uid: str) -> Goal | None:
+    async def get(self, tenant: str, uid: str) -> Goal | None:
         """The goal with this uid, or None."""
         rows = await self._read(_GET_GOAL, tenant=tenant, uid=uid)
         return from_props(Goal, rows[0]["g"]) if rows else None
 
-    async def _list_goals(self, tenant: str, status: GoalStatus | None) -> list[Goal]:
-        rows = await self._read(
-            _LIST_GOALS, tenant=tenant, status=None if status is None else status.value
-        )
-        return [from_props(Goal, r["g"]) for r in rows]
-
-    async def reset_goal_evidence(
-        self, tenant: str, episode_uid: str, reason: str, at: datetime
-    ) -> int:
+    async def reset_evidence(self, tenant: str, episode_uid: str, reason: str, at: datetime) -> int:
         """Goals whose status rests on this episode become active again (that reason, no
         evidence, changed at `at`); how many did."""
         rows = await self._write(
@@ -118,18 +111,26 @@ class Neo4jGoals(Neo4jConnection, GoalStore):
         )
         return int(rows[0]["n"]) if rows else 0
 
-    async def _put_emotions(
-        self, tenant: str, episode_uid: str, emotions: list[Emotion]
-    ) -> list[Emotion]:
+    async def _list(self, tenant: str, status: GoalStatus | None) -> list[Goal]:
+        rows = await self._read(
+            _LIST_GOALS, tenant=tenant, status=None if status is None else status.value
+        )
+        return [from_props(Goal, r["g"]) for r in rows]
+
+
+class Neo4jEmotions(Neo4jKind, EmotionStore):
+    """The emotions of `Neo4jGraphStore`."""
+
+    async def _put(self, tenant: str, episode_uid: str, emotions: list[Emotion]) -> list[Emotion]:
         await self._write(
             _PUT_EMOTIONS,
             tenant=tenant,
             episode=episode_uid,
             emotions=[to_props(e) for e in emotions],
         )
-        return await self.list_emotions(tenant, episode_uid)
+        return await self.list(tenant, episode_uid)
 
-    async def list_emotions(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
+    async def list(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
         """The tenant's emotions (of one episode, or all), by (felt_at, episode_uid, name)."""
         if episode_uid is None:
             rows = await self._read(_LIST_EMOTIONS, tenant=tenant)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from neo4j import AsyncTransaction
 
 from memory.stores.graph.leases import Change, Lease, LeaseStore
-from memory.stores.neo4j.connection import Neo4jConnection, tx_rows, tx_run
+from memory.stores.neo4j.connection import tx_rows, tx_run
+from memory.stores.neo4j.kind import Neo4jKind
 
 # MERGE on the (tenant, key) uniqueness constraint serialises creation; the SET takes the node's
 # write lock before the value is read, so a concurrent transaction waits for this one to commit
@@ -28,10 +29,10 @@ DELETE s
 """
 
 
-class Neo4jLeases(Neo4jConnection, LeaseStore):
+class Neo4jLeases(Neo4jKind, LeaseStore):
     """The lease part of `Neo4jGraphStore` (the tenant-state constraint is all it needs)."""
 
-    async def _swap_lease(self, tenant: str, key: str, change: Change) -> Lease | None:
+    async def _swap(self, tenant: str, key: str, change: Change) -> Lease | None:
         async def work(tx: AsyncTransaction) -> Lease | None:
             rows = await tx_rows(tx, _LOCK, {"tenant": tenant, "key": key})
             after = change(Lease.decode(rows[0]["value"]))

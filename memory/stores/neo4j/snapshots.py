@@ -7,7 +7,8 @@ from typing import Any
 
 from memory.schema import PersonalitySnapshot
 from memory.stores.graph.snapshots import SnapshotStore
-from memory.stores.neo4j.connection import LOCK_TENANT, Neo4jConnection
+from memory.stores.neo4j.connection import LOCK_TENANT
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props
 
 SCHEMA: tuple[str, ...] = (
@@ -40,19 +41,19 @@ def snapshot_of(props: dict[str, Any]) -> PersonalitySnapshot:
     return from_props(PersonalitySnapshot, props)
 
 
-class Neo4jSnapshots(Neo4jConnection, SnapshotStore):
+class Neo4jSnapshots(Neo4jKind, SnapshotStore):
     """The snapshot part of `Neo4jGraphStore`."""
 
-    async def _add_snapshot(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
+    async def _add(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
         rows = await self._write(_ADD_SNAPSHOT, tenant=tenant, text=text, at=at)
         return snapshot_of(rows[0]["s"])
 
-    async def current_snapshot(self, tenant: str) -> PersonalitySnapshot | None:
+    async def current(self, tenant: str) -> PersonalitySnapshot | None:
         """The highest version, or None."""
         rows = await self._read(_SNAPSHOTS, tenant=tenant, limit=1)
         return snapshot_of(rows[0]["s"]) if rows else None
 
-    async def snapshot_history(self, tenant: str) -> list[PersonalitySnapshot]:
+    async def history(self, tenant: str) -> list[PersonalitySnapshot]:
         """Every version, newest first."""
         rows = await self._read(_SNAPSHOTS, tenant=tenant, limit=2**62)
         return [snapshot_of(row["s"]) for row in rows]

@@ -7,7 +7,7 @@ from typing import Any
 from memory.schema import SessionSummary
 from memory.stores.errors import uid_taken
 from memory.stores.graph.summaries import SummaryStore
-from memory.stores.neo4j.connection import Neo4jConnection
+from memory.stores.neo4j.kind import Neo4jKind
 from memory.stores.neo4j.props import from_props, to_props
 
 SCHEMA: tuple[str, ...] = (
@@ -57,10 +57,10 @@ def summary_of(props: dict[str, Any]) -> SessionSummary:
     return from_props(SessionSummary, props)
 
 
-class Neo4jSummaries(Neo4jConnection, SummaryStore):
+class Neo4jSummaries(Neo4jKind, SummaryStore):
     """The summary part of `Neo4jGraphStore`."""
 
-    async def _upsert_summary(self, summary: SessionSummary) -> SessionSummary:
+    async def _upsert(self, summary: SessionSummary) -> SessionSummary:
         rows = await self._write(
             _UPSERT_SUMMARY,
             uid=summary.uid,
@@ -72,20 +72,20 @@ class Neo4jSummaries(Neo4jConnection, SummaryStore):
             raise uid_taken("summary", summary.uid)
         return summary_of(rows[0]["s"])
 
-    async def _get_summaries(self, tenant: str, uids: list[str]) -> list[SessionSummary]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[SessionSummary]:
         rows = await self._read(_GET_SUMMARIES, tenant=tenant, uids=uids)
         return [summary_of(row["s"]) for row in rows]
 
-    async def _list_summaries(self, tenant: str, thread_id: str | None) -> list[SessionSummary]:
-        rows = await self._read(_LIST_SUMMARIES, tenant=tenant, thread=thread_id)
-        return [summary_of(row["s"]) for row in rows]
-
-    async def summaries_of_episode(self, tenant: str, episode_uid: str) -> list[str]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[str]:
         """Uids of the summaries with a SUMMARISES edge to the episode, sorted."""
         rows = await self._read(_SUMMARIES_OF, tenant=tenant, uid=episode_uid)
         return [row["uid"] for row in rows]
 
-    async def delete_summary(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the summary and its edges; False if it did not exist."""
         rows = await self._write(_DELETE_SUMMARY, tenant=tenant, uid=uid)
         return bool(rows and rows[0]["deleted"])
+
+    async def _list(self, tenant: str, thread_id: str | None) -> list[SessionSummary]:
+        rows = await self._read(_LIST_SUMMARIES, tenant=tenant, thread=thread_id)
+        return [summary_of(row["s"]) for row in rows]

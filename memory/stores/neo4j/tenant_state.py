@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.stores.graph.tenant_state import TenantStateStore
-from memory.stores.neo4j.connection import Neo4jConnection
+from memory.stores.neo4j.kind import Neo4jKind
 
 SCHEMA: tuple[str, ...] = (
     "CREATE CONSTRAINT tenant_state_key IF NOT EXISTS FOR (n:TenantState) "
@@ -21,12 +21,12 @@ SET s.value = $value
 """
 
 
-class Neo4jTenantState(Neo4jConnection, TenantStateStore):
+class Neo4jTenantState(Neo4jKind, TenantStateStore):
     """The tenant-state part of `Neo4jGraphStore`."""
 
-    async def _get_tenant_state(self, tenant: str, key: str) -> str | None:
+    async def _get(self, tenant: str, key: str) -> str | None:
         rows = await self._read(_GET_STATE, tenant=tenant, key=key)
         return str(rows[0]["value"]) if rows else None
 
-    async def _put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+    async def _put(self, tenant: str, key: str, value: str) -> None:
         await self._write(_PUT_STATE, tenant=tenant, key=key, value=value)

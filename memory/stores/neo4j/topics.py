@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.stores.graph.topics import TopicStore
-from memory.stores.neo4j.connection import Neo4jConnection
+from memory.stores.neo4j.kind import Neo4jKind
 
 SCHEMA: tuple[str, ...] = (
     "CREATE CONSTRAINT topic_key IF NOT EXISTS FOR (n:Topic) REQUIRE (n.tenant, n.slug) IS UNIQUE",
@@ -33,18 +33,18 @@ RETURN count(t) AS n
 """
 
 
-class Neo4jTopics(Neo4jConnection, TopicStore):
+class Neo4jTopics(Neo4jKind, TopicStore):
     """The topic part of `Neo4jGraphStore`."""
 
-    async def _link_topics(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
+    async def _link(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
         await self._write(_LINK_TOPICS, tenant=tenant, uid=episode_uid, slugs=slugs)
 
-    async def episode_topics(self, tenant: str, episode_uid: str) -> list[str]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[str]:
         """Topic slugs the episode discusses, sorted."""
         rows = await self._read(_EPISODE_TOPICS, tenant=tenant, uid=episode_uid)
         return sorted(row["slug"] for row in rows)
 
-    async def count_topics(self, tenant: str) -> int:
+    async def count(self, tenant: str) -> int:
         """How many topics at least one of the tenant's episodes discusses."""
         rows = await self._read(_COUNT_TOPICS, tenant=tenant)
         return int(rows[0]["n"])

@@ -2,9 +2,10 @@
 
 Tables mirror the graph: nodes are rows, edges are tables keyed by both ends, and traversals are
 recursive CTEs. `connection` owns the file, its worker thread and setup; each kind module
-(episodes, topics, entities, beliefs, facts, features, goals and emotions, snapshots, summaries,
-tenant_state, leases) holds its tables' DDL and
-SQL as a mixin, and `SqliteGraphStore` is assembled from them here. Every value is bound as a
+(episodes, topics, entities, beliefs, facts, features, snapshots, summaries, tenant_state,
+concepts and diary, co-retrieval links, leases, goals and emotions) holds its tables' DDL and
+its SQL in an operations object over that one connection, and `SqliteGraphStore` composes them
+here (`edges` holds the SQL of the episodes' reads across kinds). Every value is bound as a
 parameter. It knows nothing of LangGraph, vectors or scoring.
 """
 
@@ -15,7 +16,6 @@ from memory.stores.sqlite import (
     beliefs,
     concepts,
     connection,
-    consolidation,
     coretrieval,
     entities,
     episodes,
@@ -48,23 +48,7 @@ def _migrate_v3(conn: connection.Conn) -> None:
     concepts.migrate_v3(conn)
 
 
-class SqliteGraphStore(
-    episodes.SqliteEpisodes,
-    topics.SqliteTopics,
-    entities.SqliteEntities,
-    beliefs.SqliteBeliefs,
-    facts.SqliteFacts,
-    features.SqliteFeatures,
-    summaries.SqliteSummaries,
-    snapshots.SqliteSnapshots,
-    tenant_state.SqliteTenantState,
-    consolidation.SqliteConsolidation,
-    concepts.SqliteConcepts,
-    coretrieval.SqliteCoRetrieval,
-    leases.SqliteLeases,
-    goals.SqliteGoals,
-    GraphStore,
-):
+class SqliteGraphStore(connection.SqliteConnection, GraphStore):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
 
     backend = "sqlite"
@@ -84,3 +68,21 @@ class SqliteGraphStore(
         *summaries.DDL,
     )
     migrations = {1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}
+
+    def _compose(self) -> None:
+        """One operations object per record kind, each over this store's connection."""
+        self.episodes = episodes.SqliteEpisodes(self)
+        self.topics = topics.SqliteTopics(self)
+        self.entities = entities.SqliteEntities(self)
+        self.beliefs = beliefs.SqliteBeliefs(self)
+        self.facts = facts.SqliteFacts(self)
+        self.features = features.SqliteFeatures(self)
+        self.snapshots = snapshots.SqliteSnapshots(self)
+        self.summaries = summaries.SqliteSummaries(self)
+        self.state = tenant_state.SqliteTenantState(self)
+        self.concepts = concepts.SqliteConcepts(self)
+        self.diary = concepts.SqliteDiary(self)
+        self.coretrieval = coretrieval.SqliteCoRetrieval(self)
+        self.leases = leases.SqliteLeases(self)
+        self.goals = goals.SqliteGoals(self)
+        self.emotions = goals.SqliteEmotions(self)

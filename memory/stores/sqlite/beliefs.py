@@ -7,7 +7,8 @@ import sqlite3
 from memory.schema import Belief, Evidence
 from memory.stores.errors import uid_taken
 from memory.stores.graph.beliefs import BeliefStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
+from memory.stores.sqlite.connection import Conn, episode_exists, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import columns, from_row, insert_sql, to_row
 
 DDL: tuple[str, ...] = (
@@ -81,34 +82,29 @@ def _add_evidence(conn: Conn, tenant: str, ev: Evidence) -> bool:
     return bool(written)
 
 
-class SqliteBeliefs(SqliteConnection, BeliefStore):
+class SqliteBeliefs(SqliteKind, BeliefStore):
     """The belief part of `SqliteGraphStore`."""
 
-    async def _upsert_belief(self, belief: Belief) -> Belief:
+    async def _upsert(self, belief: Belief) -> Belief:
         return await self._run(_upsert, belief)
 
-    async def get_belief(self, tenant: str, uid: str) -> Belief | None:
+    async def get(self, tenant: str, uid: str) -> Belief | None:
         """The belief with this uid, or None."""
         rows = await self._fetch(
             "SELECT * FROM beliefs WHERE uid = ? AND tenant = ?", (uid, tenant)
         )
         return belief_of(rows[0]) if rows else None
 
-    async def _get_belief_by_topic(self, tenant: str, topic: str) -> Belief | None:
+    async def _get_by_topic(self, tenant: str, topic: str) -> Belief | None:
         rows = await self._fetch(
             "SELECT * FROM beliefs WHERE tenant = ? AND topic = ?", (tenant, topic)
         )
         return belief_of(rows[0]) if rows else None
 
-    async def list_beliefs(self, tenant: str) -> list[Belief]:
-        """All beliefs of the tenant, by topic."""
-        rows = await self._fetch("SELECT * FROM beliefs WHERE tenant = ? ORDER BY topic", (tenant,))
-        return [belief_of(r) for r in rows]
-
     async def _add_evidence(self, tenant: str, evidence: Evidence) -> bool:
         return await self._run(_add_evidence, tenant, evidence)
 
-    async def _belief_evidence(self, tenant: str, belief_uid: str, limit: int) -> list[Evidence]:
+    async def _evidence(self, tenant: str, belief_uid: str, limit: int) -> list[Evidence]:
         rows = await self._fetch(
             "SELECT * FROM evidence WHERE belief_uid = ? AND tenant = ? "
             "ORDER BY strength DESC, episode_uid LIMIT ?",
@@ -116,9 +112,14 @@ class SqliteBeliefs(SqliteConnection, BeliefStore):
         )
         return [from_row(Evidence, r) for r in rows]
 
-    async def delete_belief(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete a belief and its provenance edges. True if it existed."""
         deleted = await self._write(
             "DELETE FROM beliefs WHERE uid = ? AND tenant = ?", (uid, tenant)
         )
         return deleted > 0
+
+    async def list(self, tenant: str) -> list[Belief]:
+        """All beliefs of the tenant, by topic."""
+        rows = await self._fetch("SELECT * FROM beliefs WHERE tenant = ? ORDER BY topic", (tenant,))
+        return [belief_of(r) for r in rows]

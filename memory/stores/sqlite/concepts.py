@@ -6,8 +6,9 @@ import sqlite3
 
 from memory.schema import Concept, DiaryEntry, Record
 from memory.stores.errors import uid_taken
-from memory.stores.graph.concepts import ConceptStore, Groups, Members
-from memory.stores.sqlite.connection import Conn, SqliteConnection, add_columns, immediate
+from memory.stores.graph.concepts import ConceptStore, DiaryStore, Members
+from memory.stores.sqlite.connection import Conn, add_columns, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import columns, from_row, insert_sql, json_list, to_row
 
 DDL: tuple[str, ...] = (
@@ -103,14 +104,6 @@ _UNLINK = {
     "includes_fact": "DELETE FROM includes_fact WHERE concept_uid = ?",
     "recounts": "DELETE FROM recounts WHERE diary_uid = ?",
 }
-_TERMS = """
-SELECT episode_uid AS uid, slug AS term FROM discusses
-WHERE +tenant = :tenant AND episode_uid IN (SELECT value FROM json_each(:uids))
-UNION
-SELECT episode_uid AS uid, entity_key AS term FROM mentions
-WHERE +tenant = :tenant AND episode_uid IN (SELECT value FROM json_each(:uids))
-ORDER BY uid, term
-"""
 
 
 def _put(
@@ -131,29 +124,22 @@ def _put(
     return row
 
 
-class SqliteConcepts(SqliteConnection, ConceptStore):
-    """The concept and diary part of `SqliteGraphStore`."""
+class SqliteConcepts(SqliteKind, ConceptStore):
+    """The concepts of `SqliteGraphStore`."""
 
-    async def _put_concept(
+    async def _put(
         self, concept: Concept, episode_uids: list[str], fact_uids: list[str]
     ) -> Concept:
         edges = {"includes_episode": episode_uids, "includes_fact": fact_uids}
         row = await self._run(_put, _UPSERT_CONCEPT, _Q_CONCEPT, concept, edges)
         return from_row(Concept, row)
 
-    async def get_concept(self, tenant: str, uid: str) -> Concept | None:
+    async def get(self, tenant: str, uid: str) -> Concept | None:
         """The concept with this uid, or None."""
         rows = await self._fetch(_Q_CONCEPT, (uid, tenant))
         return from_row(Concept, rows[0]) if rows else None
 
-    async def list_concepts(self, tenant: str) -> list[Concept]:
-        """The tenant's concepts, by (first_seen, uid)."""
-        rows = await self._fetch(
-            "SELECT * FROM concepts WHERE tenant = ? ORDER BY first_seen, uid", (tenant,)
-        )
-        return [from_row(Concept, r) for r in rows]
-
-    async def concept_members(self, tenant: str, uid: str) -> Members:
+    async def members(self, tenant: str, uid: str) -> Members:
         """The episodes and facts the concept includes (empty for an unknown concept)."""
         episodes = await self._fetch(
             "SELECT episode_uid FROM includes_episode WHERE concept_uid = ? AND tenant = ? "
@@ -167,16 +153,42 @@ class SqliteConcepts(SqliteConnection, ConceptStore):
         )
         return Members(episodes=[r[0] for r in episodes], facts=[r[0] for r in facts])
 
-    async def delete_concept(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the concept and its edges (never its members); False if it did not exist."""
         gone = await self._write("DELETE FROM concepts WHERE uid = ? AND tenant = ?", (uid, tenant))
         return gone > 0
 
-    async def _put_diary_entry(self, entry: DiaryEntry, episode_uids: list[str]) -> DiaryEntry:
+    async def list(self, tenant: str) -> list[Concept]:
+        """The tenant's concepts, by (first_seen, uid)."""
+        rows = await self._fetch(
+            "SELECT * FROM concepts WHERE tenant = ? ORDER BY first_seen, uid", (tenant,)
+        )
+        return [from_row(Concept, r) for r in rows]
+
+
+class SqliteDiary(SqliteKind, DiaryStore):
+    """The diary entries of `SqliteGraphStore`."""
+
+    async def _put(self, entry: DiaryEntry, episode_uids: list[str]) -> DiaryEntry:
         row = await self._run(_put, _UPSERT_DIARY, _Q_DIARY, entry, {"recounts": episode_uids})
         return from_row(DiaryEntry, row)
 
-    async def list_diary(
+    async def sources(self, tenant: str, uid: str) -> list[str]:
+        """Uids of the episodes the entry recounts, sorted."""
+        rows = await self._fetch(
+            "SELECT episode_uid FROM recounts WHERE diary_uid = ? AND tenant = ? "
+            "ORDER BY episode_uid",
+            (uid, tenant),
+        )
+        return [r[0] for r in rows]
+
+    async def delete(self, tenant: str, uid: str) -> bool:
+        """Delete the entry and its edges; False if it did not exist."""
+        return (
+            await self._write("DELETE FROM diary WHERE uid = ? AND tenant = ?", (uid, tenant)) > 0
+        )
+
+    async def list(
         self, tenant: str, *, first: str | None = None, last: str | None = None
     ) -> list[DiaryEntry]:
         """The tenant's diary entries, by (day, uid); with `first` / `last` (ISO days, both
@@ -188,43 +200,3 @@ class SqliteConcepts(SqliteConnection, ConceptStore):
                 args.append(bound)
         rows = await self._fetch(sql + " ORDER BY day, uid", tuple(args))
         return [from_row(DiaryEntry, r) for r in rows]
-
-    async def diary_sources(self, tenant: str, uid: str) -> list[str]:
-        """Uids of the episodes the entry recounts, sorted."""
-        rows = await self._fetch(
-            "SELECT episode_uid FROM recounts WHERE diary_uid = ? AND tenant = ? "
-            "ORDER BY episode_uid",
-            (uid, tenant),
-        )
-        return [r[0] for r in rows]
-
-    async def delete_diary_entry(self, tenant: str, uid: str) -> bool:
-        """Delete the entry and its edges; False if it did not exist."""
-        return (
-            await self._write("DELETE FROM diary WHERE uid = ? AND tenant = ?", (uid, tenant)) > 0
-        )
-
-    async def groups_of_episode(self, tenant: str, episode_uid: str) -> Groups:
-        """The concepts that include the episode and the diary entries that recount it."""
-        concepts = await self._fetch(
-            "SELECT concept_uid FROM includes_episode WHERE episode_uid = ? AND tenant = ? "
-            "ORDER BY concept_uid",
-            (episode_uid, tenant),
-        )
-        diary = await self._fetch(
-            "SELECT diary_uid FROM recounts WHERE episode_uid = ? AND tenant = ? "
-            "ORDER BY diary_uid",
-            (episode_uid, tenant),
-        )
-        return Groups(concepts=[r[0] for r in concepts], diary=[r[0] for r in diary])
-
-    async def _episode_terms(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
-        rows = await self._fetch(_TERMS, {"tenant": tenant, "uids": json_list(uids)})
-        out: dict[str, list[str]] = {}
-        for r in rows:
-            out.setdefault(str(r["uid"]), []).append(str(r["term"]))
-        existing = await self._fetch(
-            "SELECT uid FROM episodes WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
-            (tenant, json_list(uids)),
-        )
-        return {str(r[0]): sorted(set(out.get(str(r[0]), []))) for r in existing}

@@ -1,9 +1,10 @@
 """The SQLite graph store's plumbing: the connection, its worker thread, transactions, setup.
 
-The kind modules beside this one (episodes, topics, ...) hold the SQL; each is a mixin over
-`SqliteConnection`, so its methods run their statements through `_run`, `_fetch` and `_write`.
-Functions passed to `_run` take the connection first and are either one statement or one
-`BEGIN IMMEDIATE` transaction. Every value is bound as a parameter.
+The kind modules beside this one (episodes, topics, ...) hold the SQL; each defines its kinds'
+operations objects on `kind.SqliteKind`, over the store's one `SqliteConnection`, whose methods
+run their statements through `_run`, `_fetch` and `_write`. Functions passed to `_run` take the
+connection first and are either one statement or one `BEGIN IMMEDIATE` transaction. Every value
+is bound as a parameter.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ class SqliteConnection:
     """One SQLite file (WAL, foreign keys) behind one worker thread; shareable by processes."""
 
     ddl: ClassVar[tuple[str, ...]] = DDL
-    """Every table and index, in order; the composite store sets it from the kind modules."""
+    """Every table and index, in order; the store sets it from the kind modules."""
     migrations: ClassVar[dict[int, Callable[[Conn], None]]] = {}
     """Version n -> n+1 steps, run with foreign keys off inside the setup transaction."""
 
@@ -132,6 +133,10 @@ class SqliteConnection:
         self._conn: Conn | None = None  # owned by the worker thread
         self._schema_ready = False  # read and written on the worker thread only
         self._closed = False
+        self._compose()
+
+    def _compose(self) -> None:
+        """Build what lives on this connection: the store's kinds (here, nothing)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -153,7 +158,7 @@ class SqliteConnection:
                 conn.execute("PRAGMA foreign_keys = ON")
                 self._enable_wal(conn)
                 # FULL: a commit survives power loss, not only a process crash. Measured on the
-                # dev VM (ext4, busy 2-core box, 1000 calls): create_episode p50 2.5-3.9 ms, p95
+                # dev VM (ext4, busy 2-core box, 1000 calls): episodes.create p50 2.5-3.9 ms, p95
                 # 5.6-10 ms with FULL, vs p50 0.3 ms with NORMAL. FULL fits the ~5 ms p50 budget.
                 conn.execute("PRAGMA synchronous = FULL")
                 # A page cache of up to 64 MB (the default is 2 MB): a retrieval's reads touch

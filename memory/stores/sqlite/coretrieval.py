@@ -6,7 +6,8 @@ import math
 from datetime import datetime
 
 from memory.stores.graph.coretrieval import CoRetrievalStore, Link, link_from
-from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.connection import Conn, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import dt, json_list, ts
 
 DDL: tuple[str, ...] = (
@@ -72,17 +73,17 @@ def _reweigh(
             )
 
 
-class SqliteCoRetrieval(SqliteConnection, CoRetrievalStore):
+class SqliteCoRetrieval(SqliteKind, CoRetrievalStore):
     """The co-retrieval part of `SqliteGraphStore`."""
 
-    async def _co_retrieval_links(self, tenant: str, uids: list[str] | None) -> list[Link]:
+    async def _reweigh(
+        self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]
+    ) -> None:
+        await self._run(_reweigh, tenant, weights, drop)
+
+    async def _list(self, tenant: str, uids: list[str] | None) -> list[Link]:
         if uids is None:
             rows = await self._fetch(_LINKS, (tenant,))
         else:
             rows = await self._fetch(_LINKS_OF, {"tenant": tenant, "uids": json_list(uids)})
         return [link_from(r, dt(r["last_at"])) for r in rows]
-
-    async def _reweigh_links(
-        self, tenant: str, weights: dict[tuple[str, str], float], drop: list[tuple[str, str]]
-    ) -> None:
-        await self._run(_reweigh, tenant, weights, drop)

@@ -10,7 +10,8 @@ import sqlite3
 
 from memory.schema import Entity, EntityType, EpisodeHit
 from memory.stores.graph.entities import EntityStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
+from memory.stores.sqlite.connection import Conn, episode_exists, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import from_row, insert_sql, json_list, to_row
 
 DDL: tuple[str, ...] = (
@@ -97,16 +98,16 @@ def _link(conn: Conn, tenant: str, uid: str, keys: str) -> None:
         )
 
 
-class SqliteEntities(SqliteConnection, EntityStore):
+class SqliteEntities(SqliteKind, EntityStore):
     """The entity part of `SqliteGraphStore`."""
 
-    async def _upsert_entity(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
+    async def _upsert(self, tenant: str, key: str, name: str, type: EntityType) -> Entity:
         return await self._run(_upsert, tenant, key, name, type)
 
     async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
         await self._run(_link, tenant, episode_uid, json_list(keys))
 
-    async def _relate_entities(self, tenant: str, a: str, b: str, relation: str) -> None:
+    async def _relate(self, tenant: str, a: str, b: str, relation: str) -> None:
         await self._write(
             "INSERT INTO related_to (tenant, src_key, dst_key, relation) "
             "SELECT :tenant, x.key, y.key, :relation FROM entities x JOIN entities y "
@@ -115,7 +116,7 @@ class SqliteEntities(SqliteConnection, EntityStore):
             {"tenant": tenant, "a": a, "b": b, "relation": relation},
         )
 
-    async def _entities_named(self, tenant: str, keys: list[str]) -> list[Entity]:
+    async def _named(self, tenant: str, keys: list[str]) -> list[Entity]:
         rows = await self._fetch(
             "SELECT * FROM entities WHERE tenant = ? AND key IN (SELECT value FROM json_each(?)) "
             "ORDER BY key",
@@ -123,14 +124,14 @@ class SqliteEntities(SqliteConnection, EntityStore):
         )
         return [entity_of(r) for r in rows]
 
-    async def _episodes_near_entities(
+    async def _episodes_near(
         self, tenant: str, keys: list[str], hops: int, limit: int
     ) -> list[EpisodeHit]:
         params = {"tenant": tenant, "seeds": json_list(keys), "hops": hops, "limit": limit}
         rows = await self._fetch(_NEAR_EPISODES, params)
         return [EpisodeHit(episode_uid=r["uid"], distance=r["d"]) for r in rows]
 
-    async def episode_entities(self, tenant: str, episode_uid: str) -> list[Entity]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[Entity]:
         """Entities the episode mentions, by key."""
         rows = await self._fetch(
             "SELECT e.* FROM mentions m JOIN entities e ON e.tenant = m.tenant AND e.key = "

@@ -11,9 +11,12 @@ from datetime import datetime
 
 from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
 from memory.stores.errors import uid_taken
+from memory.stores.graph.concepts import Groups
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, add_columns, immediate
+from memory.stores.sqlite import edges
+from memory.stores.sqlite.connection import Conn, add_columns, immediate
 from memory.stores.sqlite.coretrieval import link_pairs
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import dt, encode, from_row, insert_sql, json_list, to_row, ts
 
 DDL: tuple[str, ...] = (
@@ -234,21 +237,21 @@ def episode_of(row: sqlite3.Row) -> Episode:
     return from_row(Episode, row)
 
 
-class SqliteEpisodes(SqliteConnection, EpisodeStore):
+class SqliteEpisodes(SqliteKind, EpisodeStore):
     """The episode part of `SqliteGraphStore`."""
 
-    async def _insert_episode(self, episode: Episode) -> CreateResult:
+    async def _insert(self, episode: Episode) -> CreateResult:
         return await self._run(_create, episode)
 
     async def _attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
         return await self._run(_attach, tenant, uid, agent_text)
 
-    async def get_episode(self, tenant: str, uid: str) -> Episode | None:
+    async def get(self, tenant: str, uid: str) -> Episode | None:
         """The episode with this uid, or None."""
         rows = await self._fetch(Q_EPISODE, (uid, tenant))
         return episode_of(rows[0]) if rows else None
 
-    async def _get_episodes(self, tenant: str, uids: list[str]) -> list[Episode]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Episode]:
         rows = await self._fetch(
             "SELECT * FROM episodes WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
@@ -261,7 +264,7 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
         rows = await self._fetch(_LINKS, {"tenant": tenant, "uids": json_list(uids)})
         return [(r["src"], r["dst"], bool(r["src_paired"]), bool(r["dst_paired"])) for r in rows]
 
-    async def _neighbours_of(
+    async def _neighbours_many(
         self, tenant: str, uids: list[str], k: int
     ) -> dict[str, list[Neighbour]]:
         rows = await self._fetch(
@@ -272,7 +275,7 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
             out.setdefault(r["seed"], []).append(Neighbour(offset=r["off"], episode=episode_of(r)))
         return out
 
-    async def _thread_episodes(
+    async def _in_thread(
         self, tenant: str, thread_id: str, after: tuple[datetime, str] | None, limit: int
     ) -> list[Episode]:
         if after is None:
@@ -311,7 +314,7 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
             params = (tenant, wanted, limit)
         return [episode_of(r) for r in await self._fetch(sql, params)]
 
-    async def list_episode_uids(self, tenant: str | None) -> list[str]:
+    async def list_uids(self, tenant: str | None) -> list[str]:
         """Every episode uid (of one tenant, or all for maintenance), sorted."""
         if tenant is None:
             rows = await self._fetch("SELECT uid FROM episodes ORDER BY uid", ())
@@ -356,14 +359,39 @@ class SqliteEpisodes(SqliteConnection, EpisodeStore):
     async def _set_pinned(self, tenant: str, uid: str, pinned: bool) -> Episode | None:
         return await self._run(_set_pinned, tenant, uid, pinned)
 
-    async def delete_episode(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete an episode and its edges, re-linking the chain around it. True if it existed."""
         return await self._run(_delete, tenant, uid)
 
-    async def count_episodes(self, tenant: str) -> int:
+    async def count(self, tenant: str) -> int:
         """Number of episodes of the tenant."""
         rows = await self._fetch("SELECT COUNT(*) FROM episodes WHERE tenant = ?", (tenant,))
         return int(rows[0][0])
 
     async def _recent_activity(self, tenant: str, n: int) -> list[datetime]:
         return [dt(r[0]) for r in await self._fetch(Q_RECENT, (tenant, n))]
+
+    async def _connections(
+        self, tenant: str, uids: list[str], min_link_weight: float
+    ) -> dict[str, int]:
+        params = {"tenant": tenant, "uids": json_list(uids), "strong": min_link_weight}
+        rows = await self._fetch(edges.CONNECTIONS, params)
+        return {str(r["uid"]): int(r["n"]) for r in rows}
+
+    async def _sole_evidence(self, tenant: str, uids: list[str]) -> set[str]:
+        rows = await self._fetch(edges.SOLE, {"tenant": tenant, "uids": json_list(uids)})
+        return {str(r["uid"]) for r in rows}
+
+    async def _terms(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+        rows = await self._fetch(edges.TERMS, {"tenant": tenant, "uids": json_list(uids)})
+        out: dict[str, list[str]] = {}
+        for r in rows:
+            out.setdefault(str(r["uid"]), []).append(str(r["term"]))
+        existing = await self._fetch(edges.EXISTING, (tenant, json_list(uids)))
+        return {str(r[0]): sorted(set(out.get(str(r[0]), []))) for r in existing}
+
+    async def groups(self, tenant: str, uid: str) -> Groups:
+        """The concepts that include the episode and the diary entries that recount it."""
+        concepts = await self._fetch(edges.GROUP_CONCEPTS, (uid, tenant))
+        diary = await self._fetch(edges.GROUP_DIARY, (uid, tenant))
+        return Groups(concepts=[r[0] for r in concepts], diary=[r[0] for r in diary])

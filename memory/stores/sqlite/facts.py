@@ -10,11 +10,11 @@ from memory.stores.errors import uid_taken
 from memory.stores.graph.facts import FactFilter, FactStore
 from memory.stores.sqlite.connection import (
     Conn,
-    SqliteConnection,
     add_columns,
     episode_exists,
     immediate,
 )
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import from_row, insert_sql, json_list, to_row, ts
 
 DDL: tuple[str, ...] = (
@@ -85,6 +85,10 @@ _LIST = """SELECT * FROM facts WHERE tenant = :tenant AND (:all OR superseded_by
     AND (:subject IS NULL OR subject = :subject)
     AND (:attribute IS NULL OR attribute = :attribute)
     ORDER BY valid_from, uid"""
+
+_STATED_BY = (
+    "SELECT fact_uid AS uid FROM states WHERE tenant = ? AND episode_uid = ? ORDER BY fact_uid"
+)
 
 
 def fact_of(row: sqlite3.Row) -> Fact:
@@ -188,50 +192,36 @@ def _link_cause(conn: Conn, tenant: str, fact_uid: str, cause_uid: str) -> bool:
     return True
 
 
-class SqliteFacts(SqliteConnection, FactStore):
+class SqliteFacts(SqliteKind, FactStore):
     """The fact part of `SqliteGraphStore`."""
 
-    async def _add_fact(self, fact: Fact, episode_uid: str | None) -> Fact:
+    async def _add(self, fact: Fact, episode_uid: str | None) -> Fact:
         return await self._run(_add, fact, episode_uid)
 
-    async def cite_fact(self, tenant: str, fact_uid: str, episode_uid: str) -> None:
+    async def cite(self, tenant: str, fact_uid: str, episode_uid: str) -> None:
         """Add a STATES edge from another episode to an existing fact; idempotent."""
         await self._run(_cite_existing, tenant, fact_uid, episode_uid)
 
-    async def _supersede_fact(
-        self, tenant: str, old_uid: str, new: Fact, at: datetime
-    ) -> Fact | None:
+    async def _supersede(self, tenant: str, old_uid: str, new: Fact, at: datetime) -> Fact | None:
         return await self._run(_supersede, tenant, old_uid, new, at)
 
-    async def delete_fact(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the fact and its edges, re-opening what it superseded; True if it existed."""
         return await self._run(_delete, tenant, uid)
 
-    async def get_fact(self, tenant: str, uid: str) -> Fact | None:
+    async def get(self, tenant: str, uid: str) -> Fact | None:
         """The fact with this uid, or None."""
         rows = await self._fetch(_Q_FACT, (uid, tenant))
         return fact_of(rows[0]) if rows else None
 
-    async def _get_facts(self, tenant: str, uids: list[str]) -> list[Fact]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Fact]:
         rows = await self._fetch(
             "SELECT * FROM facts WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [fact_of(r) for r in rows]
 
-    async def _list_facts(
-        self, tenant: str, include_superseded: bool, flt: FactFilter
-    ) -> list[Fact]:
-        params = {
-            "tenant": tenant,
-            "all": int(include_superseded),
-            "kinds": None if flt.kinds is None else json_list([k.value for k in flt.kinds]),
-            "subject": flt.subject,
-            "attribute": flt.attribute,
-        }
-        return [fact_of(r) for r in await self._fetch(_LIST, params)]
-
-    async def fact_sources(self, tenant: str, fact_uid: str) -> list[str]:
+    async def sources(self, tenant: str, fact_uid: str) -> list[str]:
         """Uids of episodes that state the fact, sorted."""
         rows = await self._fetch(
             "SELECT episode_uid FROM states WHERE fact_uid = ? AND tenant = ? ORDER BY episode_uid",
@@ -239,7 +229,7 @@ class SqliteFacts(SqliteConnection, FactStore):
         )
         return [r[0] for r in rows]
 
-    async def _sources_of_facts(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
+    async def _sources_many(self, tenant: str, uids: list[str]) -> dict[str, list[str]]:
         rows = await self._fetch(
             "SELECT fact_uid, episode_uid FROM states WHERE tenant = ? "
             "AND fact_uid IN (SELECT value FROM json_each(?))",
@@ -250,13 +240,13 @@ class SqliteFacts(SqliteConnection, FactStore):
             out.setdefault(fact_uid, []).append(episode_uid)
         return out
 
-    async def _link_fact_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
+    async def _link_subject(self, tenant: str, fact_uid: str, key: str) -> bool:
         return await self._run(_link_subject, tenant, fact_uid, key)
 
     async def _link_cause(self, tenant: str, fact_uid: str, cause_uid: str) -> bool:
         return await self._run(_link_cause, tenant, fact_uid, cause_uid)
 
-    async def causes_of(self, tenant: str, fact_uid: str) -> list[Cause]:
+    async def causes(self, tenant: str, fact_uid: str) -> list[Cause]:
         """What led to the fact (LED_TO edges into it), by (kind, uid)."""
         # An episode cause may have been deleted since (facts are never deleted alone).
         rows = await self._fetch(
@@ -267,3 +257,18 @@ class SqliteFacts(SqliteConnection, FactStore):
             (tenant, fact_uid),
         )
         return [Cause(kind=r[0], uid=r[1]) for r in rows]
+
+    async def stated_by(self, tenant: str, episode_uid: str) -> list[str]:
+        """Uids of the facts this episode states (STATES), sorted."""
+        rows = await self._fetch(_STATED_BY, (tenant, episode_uid))
+        return [str(r["uid"]) for r in rows]
+
+    async def _list(self, tenant: str, include_superseded: bool, flt: FactFilter) -> list[Fact]:
+        params = {
+            "tenant": tenant,
+            "all": int(include_superseded),
+            "kinds": None if flt.kinds is None else json_list([k.value for k in flt.kinds]),
+            "subject": flt.subject,
+            "attribute": flt.attribute,
+        }
+        return [fact_of(r) for r in await self._fetch(_LIST, params)]

@@ -7,7 +7,8 @@ import sqlite3
 from memory.schema import Feature, FeatureCategory
 from memory.stores.errors import uid_taken
 from memory.stores.graph.features import FeatureStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
+from memory.stores.sqlite.connection import Conn, episode_exists, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import columns, from_row, insert_sql, json_list, to_row
 
 DDL: tuple[str, ...] = (
@@ -60,40 +61,32 @@ def _upsert(conn: Conn, feature: Feature, episode_uid: str | None) -> Feature:
     return feature_of(row)
 
 
-class SqliteFeatures(SqliteConnection, FeatureStore):
+class SqliteFeatures(SqliteKind, FeatureStore):
     """The feature part of `SqliteGraphStore`."""
 
-    async def _upsert_feature(self, feature: Feature, episode_uid: str | None) -> Feature:
+    async def _upsert(self, feature: Feature, episode_uid: str | None) -> Feature:
         return await self._run(_upsert, feature, episode_uid)
 
-    async def get_feature(self, tenant: str, uid: str) -> Feature | None:
+    async def get(self, tenant: str, uid: str) -> Feature | None:
         """The feature with this uid, or None."""
         rows = await self._fetch(_Q_FEATURE, (uid, tenant))
         return feature_of(rows[0]) if rows else None
 
-    async def _get_features(self, tenant: str, uids: list[str]) -> list[Feature]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[Feature]:
         rows = await self._fetch(
             "SELECT * FROM features WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [feature_of(r) for r in rows]
 
-    async def _list_features(self, tenant: str, category: FeatureCategory | None) -> list[Feature]:
-        rows = await self._fetch(
-            "SELECT * FROM features WHERE tenant = :tenant "
-            "AND (:category IS NULL OR category = :category) ORDER BY category, created_at, uid",
-            {"tenant": tenant, "category": None if category is None else category.value},
-        )
-        return [feature_of(r) for r in rows]
-
-    async def delete_feature(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the feature and its SHOWS edges; False if it did not exist."""
         return (
             await self._write("DELETE FROM features WHERE uid = ? AND tenant = ?", (uid, tenant))
             > 0
         )
 
-    async def feature_sources(self, tenant: str, uid: str) -> list[str]:
+    async def sources(self, tenant: str, uid: str) -> list[str]:
         """Uids of the episodes that showed the feature, sorted."""
         rows = await self._fetch(
             "SELECT episode_uid FROM shows WHERE feature_uid = ? AND tenant = ? "
@@ -101,3 +94,11 @@ class SqliteFeatures(SqliteConnection, FeatureStore):
             (uid, tenant),
         )
         return [r[0] for r in rows]
+
+    async def _list(self, tenant: str, category: FeatureCategory | None) -> list[Feature]:
+        rows = await self._fetch(
+            "SELECT * FROM features WHERE tenant = :tenant "
+            "AND (:category IS NULL OR category = :category) ORDER BY category, created_at, uid",
+            {"tenant": tenant, "category": None if category is None else category.value},
+        )
+        return [feature_of(r) for r in rows]

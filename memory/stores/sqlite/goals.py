@@ -7,8 +7,9 @@ from datetime import datetime
 
 from memory.schema import Emotion, Goal, GoalStatus
 from memory.stores.errors import uid_taken
-from memory.stores.graph.goals import GoalStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
+from memory.stores.graph.goals import EmotionStore, GoalStore
+from memory.stores.sqlite.connection import Conn, episode_exists, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import columns, from_row, insert_sql, to_row, ts
 
 DDL: tuple[str, ...] = (
@@ -74,30 +75,19 @@ def _put_emotions(conn: Conn, tenant: str, episode_uid: str, emotions: list[Emot
             conn.execute(_INSERT_EMOTION, to_row(emotion))
 
 
-class SqliteGoals(SqliteConnection, GoalStore):
-    """The goal and emotion part of `SqliteGraphStore`."""
+class SqliteGoals(SqliteKind, GoalStore):
+    """The goals of `SqliteGraphStore`."""
 
-    async def _put_goal(self, goal: Goal) -> Goal | None:
+    async def _put(self, goal: Goal) -> Goal | None:
         row = await self._run(_put_goal, goal)
         return None if row is None else from_row(Goal, row)
 
-    async def get_goal(self, tenant: str, uid: str) -> Goal | None:
+    async def get(self, tenant: str, uid: str) -> Goal | None:
         """The goal with this uid, or None."""
         rows = await self._fetch(_Q_GOAL, (uid, tenant))
         return from_row(Goal, rows[0]) if rows else None
 
-    async def _list_goals(self, tenant: str, status: GoalStatus | None) -> list[Goal]:
-        wanted = None if status is None else status.value
-        rows = await self._fetch(
-            "SELECT * FROM goals WHERE tenant = ? AND (? IS NULL OR status = ?) "
-            "ORDER BY stated_at, uid",
-            (tenant, wanted, wanted),
-        )
-        return [from_row(Goal, r) for r in rows]
-
-    async def reset_goal_evidence(
-        self, tenant: str, episode_uid: str, reason: str, at: datetime
-    ) -> int:
+    async def reset_evidence(self, tenant: str, episode_uid: str, reason: str, at: datetime) -> int:
         """Goals whose status rests on this episode become active again (that reason, no
         evidence, changed at `at`); how many did."""
         return await self._write(
@@ -106,13 +96,24 @@ class SqliteGoals(SqliteConnection, GoalStore):
             (reason, ts(at), tenant, episode_uid),
         )
 
-    async def _put_emotions(
-        self, tenant: str, episode_uid: str, emotions: list[Emotion]
-    ) -> list[Emotion]:
-        await self._run(_put_emotions, tenant, episode_uid, emotions)
-        return await self.list_emotions(tenant, episode_uid)
+    async def _list(self, tenant: str, status: GoalStatus | None) -> list[Goal]:
+        wanted = None if status is None else status.value
+        rows = await self._fetch(
+            "SELECT * FROM goals WHERE tenant = ? AND (? IS NULL OR status = ?) "
+            "ORDER BY stated_at, uid",
+            (tenant, wanted, wanted),
+        )
+        return [from_row(Goal, r) for r in rows]
 
-    async def list_emotions(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
+
+class SqliteEmotions(SqliteKind, EmotionStore):
+    """The emotions of `SqliteGraphStore`."""
+
+    async def _put(self, tenant: str, episode_uid: str, emotions: list[Emotion]) -> list[Emotion]:
+        await self._run(_put_emotions, tenant, episode_uid, emotions)
+        return await self.list(tenant, episode_uid)
+
+    async def list(self, tenant: str, episode_uid: str | None = None) -> list[Emotion]:
         """The tenant's emotions (of one episode, or all), by (felt_at, episode_uid, name)."""
         if episode_uid is None:
             rows = await self._fetch(

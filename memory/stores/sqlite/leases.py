@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memory.stores.graph.leases import Change, Lease, LeaseStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.connection import Conn, immediate
+from memory.stores.sqlite.kind import SqliteKind
 
 _GET = "SELECT value FROM tenant_state WHERE tenant = ? AND key = ?"
 _PUT = (
@@ -25,8 +26,8 @@ def _swap(conn: Conn, tenant: str, key: str, change: Change) -> Lease | None:
         return after
 
 
-class SqliteLeases(SqliteConnection, LeaseStore):
+class SqliteLeases(SqliteKind, LeaseStore):
     """The lease part of `SqliteGraphStore` (no table of its own)."""
 
-    async def _swap_lease(self, tenant: str, key: str, change: Change) -> Lease | None:
+    async def _swap(self, tenant: str, key: str, change: Change) -> Lease | None:
         return await self._run(_swap, tenant, key, change)

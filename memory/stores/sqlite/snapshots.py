@@ -9,7 +9,8 @@ from datetime import datetime
 
 from memory.schema import PersonalitySnapshot
 from memory.stores.graph.snapshots import SnapshotStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.connection import Conn, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import from_row, insert_sql, to_row
 
 DDL: tuple[str, ...] = (
@@ -36,13 +37,13 @@ def _add(conn: Conn, tenant: str, text: str, at: datetime) -> PersonalitySnapsho
     return snapshot
 
 
-class SqliteSnapshots(SqliteConnection, SnapshotStore):
+class SqliteSnapshots(SqliteKind, SnapshotStore):
     """The snapshot part of `SqliteGraphStore`."""
 
-    async def _add_snapshot(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
+    async def _add(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:
         return await self._run(_add, tenant, text, at)
 
-    async def current_snapshot(self, tenant: str) -> PersonalitySnapshot | None:
+    async def current(self, tenant: str) -> PersonalitySnapshot | None:
         """The highest version, or None."""
         rows = await self._fetch(
             "SELECT * FROM snapshots WHERE tenant = ? ORDER BY version DESC LIMIT 1",
@@ -50,7 +51,7 @@ class SqliteSnapshots(SqliteConnection, SnapshotStore):
         )
         return from_row(PersonalitySnapshot, rows[0]) if rows else None
 
-    async def snapshot_history(self, tenant: str) -> list[PersonalitySnapshot]:
+    async def history(self, tenant: str) -> list[PersonalitySnapshot]:
         """Every version, newest first."""
         rows = await self._fetch(
             "SELECT * FROM snapshots WHERE tenant = ? ORDER BY version DESC", (tenant,)

@@ -7,7 +7,8 @@ import sqlite3
 from memory.schema import SessionSummary
 from memory.stores.errors import uid_taken
 from memory.stores.graph.summaries import SummaryStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, immediate
+from memory.stores.sqlite.connection import Conn, immediate
+from memory.stores.sqlite.kind import SqliteKind
 from memory.stores.sqlite.rows import columns, from_row, insert_sql, json_list, to_row
 
 DDL: tuple[str, ...] = (
@@ -66,28 +67,20 @@ def _upsert(conn: Conn, summary: SessionSummary) -> SessionSummary:
     return summary_of(row)
 
 
-class SqliteSummaries(SqliteConnection, SummaryStore):
+class SqliteSummaries(SqliteKind, SummaryStore):
     """The summary part of `SqliteGraphStore`."""
 
-    async def _upsert_summary(self, summary: SessionSummary) -> SessionSummary:
+    async def _upsert(self, summary: SessionSummary) -> SessionSummary:
         return await self._run(_upsert, summary)
 
-    async def _get_summaries(self, tenant: str, uids: list[str]) -> list[SessionSummary]:
+    async def _get_many(self, tenant: str, uids: list[str]) -> list[SessionSummary]:
         rows = await self._fetch(
             "SELECT * FROM summaries WHERE +tenant = ? AND uid IN (SELECT value FROM json_each(?))",
             (tenant, json_list(uids)),
         )
         return [summary_of(r) for r in rows]
 
-    async def _list_summaries(self, tenant: str, thread_id: str | None) -> list[SessionSummary]:
-        rows = await self._fetch(
-            "SELECT * FROM summaries WHERE tenant = :tenant "
-            "AND (:thread IS NULL OR thread_id = :thread) ORDER BY started_at, uid",
-            {"tenant": tenant, "thread": thread_id},
-        )
-        return [summary_of(r) for r in rows]
-
-    async def summaries_of_episode(self, tenant: str, episode_uid: str) -> list[str]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[str]:
         """Uids of the summaries with a SUMMARISES edge to the episode, sorted."""
         rows = await self._fetch(
             "SELECT summary_uid FROM summarises WHERE episode_uid = ? AND tenant = ? "
@@ -96,9 +89,17 @@ class SqliteSummaries(SqliteConnection, SummaryStore):
         )
         return [r[0] for r in rows]
 
-    async def delete_summary(self, tenant: str, uid: str) -> bool:
+    async def delete(self, tenant: str, uid: str) -> bool:
         """Delete the summary and its edges; False if it did not exist."""
         return (
             await self._write("DELETE FROM summaries WHERE uid = ? AND tenant = ?", (uid, tenant))
             > 0
         )
+
+    async def _list(self, tenant: str, thread_id: str | None) -> list[SessionSummary]:
+        rows = await self._fetch(
+            "SELECT * FROM summaries WHERE tenant = :tenant "
+            "AND (:thread IS NULL OR thread_id = :thread) ORDER BY started_at, uid",
+            {"tenant": tenant, "thread": thread_id},
+        )
+        return [summary_of(r) for r in rows]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.stores.graph.tenant_state import TenantStateStore
-from memory.stores.sqlite.connection import SqliteConnection
+from memory.stores.sqlite.kind import SqliteKind
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS tenant_state (
@@ -12,16 +12,16 @@ DDL: tuple[str, ...] = (
 )
 
 
-class SqliteTenantState(SqliteConnection, TenantStateStore):
+class SqliteTenantState(SqliteKind, TenantStateStore):
     """The tenant-state part of `SqliteGraphStore`."""
 
-    async def _get_tenant_state(self, tenant: str, key: str) -> str | None:
+    async def _get(self, tenant: str, key: str) -> str | None:
         rows = await self._fetch(
             "SELECT value FROM tenant_state WHERE tenant = ? AND key = ?", (tenant, key)
         )
         return str(rows[0]["value"]) if rows else None
 
-    async def _put_tenant_state(self, tenant: str, key: str, value: str) -> None:
+    async def _put(self, tenant: str, key: str, value: str) -> None:
         await self._write(
             "INSERT INTO tenant_state (tenant, key, value) VALUES (?, ?, ?) "
             "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",

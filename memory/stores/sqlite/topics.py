@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memory.stores.graph.topics import TopicStore
-from memory.stores.sqlite.connection import Conn, SqliteConnection, episode_exists, immediate
+from memory.stores.sqlite.connection import Conn, episode_exists, immediate
+from memory.stores.sqlite.kind import SqliteKind
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS topics (
@@ -35,13 +36,13 @@ def _link(conn: Conn, tenant: str, uid: str, slugs: list[str]) -> None:
             )
 
 
-class SqliteTopics(SqliteConnection, TopicStore):
+class SqliteTopics(SqliteKind, TopicStore):
     """The topic part of `SqliteGraphStore`."""
 
-    async def _link_topics(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
+    async def _link(self, tenant: str, episode_uid: str, slugs: list[str]) -> None:
         await self._run(_link, tenant, episode_uid, slugs)
 
-    async def episode_topics(self, tenant: str, episode_uid: str) -> list[str]:
+    async def of_episode(self, tenant: str, episode_uid: str) -> list[str]:
         """Topic slugs the episode discusses, sorted."""
         rows = await self._fetch(
             "SELECT slug FROM discusses WHERE episode_uid = ? AND tenant = ? ORDER BY slug",
@@ -49,7 +50,7 @@ class SqliteTopics(SqliteConnection, TopicStore):
         )
         return [r[0] for r in rows]
 
-    async def count_topics(self, tenant: str) -> int:
+    async def count(self, tenant: str) -> int:
         """How many topics at least one of the tenant's episodes discusses."""
         rows = await self._fetch(
             "SELECT COUNT(DISTINCT slug) FROM discusses WHERE tenant = ?", (tenant,)
