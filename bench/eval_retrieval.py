@@ -376,7 +376,7 @@ async def _run_eval(
                             uids = await llm_rerank(services, question, found, route, usage)
                             ranked_in = by_rank(uids, found)
                         if found:  # retrieval strengthens memory, as in the agent's rerank node
-                            await services.graph.record_access(tenant, uids[:count], now)
+                            await services.graph.episodes.record_access(tenant, uids[:count], now)
                         ranked = ranked_turns(ranked_in, ingested)
                         rows.append({"id": q["id"], "ranked": ranked})
                         category = str(q.get("category") or "uncategorised")

@@ -184,7 +184,9 @@ async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultR
         report.acknowledged = sum(1 for _, o in acks.values() if o in ("stored", "outbox"))
         report.told_not_remembered = sum(1 for _, o in acks.values() if o == "not_remembered")
         report.via_outbox = sum(1 for _, o in acks.values() if o == "outbox")
-        episodes = await services.graph.list_by_status("fault", list(EpisodeStatus), 10_000_000)
+        episodes = await services.graph.episodes.list_by_status(
+            "fault", list(EpisodeStatus), 10_000_000
+        )
         by_uid = {e.uid: e for e in episodes}
         for i, (uid, outcome) in sorted(acks.items()):
             if outcome not in ("stored", "outbox"):

@@ -101,7 +101,7 @@ async def fill(
     gen = np.random.default_rng(seed)
     start = utcnow() - timedelta(days=365)
     for name in NAMES:
-        await services.graph.upsert_entity(TENANT, name, EntityType.PLACE)
+        await services.graph.entities.upsert(TENANT, name, EntityType.PLACE)
     episodes = 0
     for tenant, target in ((TENANT, derivatives), (OTHER, max(1, derivatives // 10))):
         written = 0
@@ -113,7 +113,7 @@ async def fill(
                 user = f"{user} {rng.choice(NAMES)}."
             agent = sample_turn(rng)[1]
             at = start + timedelta(minutes=10 * episodes)
-            result = await services.graph.create_episode(
+            result = await services.graph.episodes.create(
                 NewEpisode(
                     tenant=tenant,
                     thread_id=f"t{episodes // 20}",

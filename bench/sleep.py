@@ -317,17 +317,17 @@ async def _ask(services: Services, tenant: str, question: str, now: datetime) ->
     found = await retrieve(services, tenant, question, SIMPLE, now)
     uids = [s for c in found for s in c.sources]
     if uids:
-        await services.graph.record_access(tenant, uids[:DEFAULT_N_RESULTS], now)
+        await services.graph.episodes.record_access(tenant, uids[:DEFAULT_N_RESULTS], now)
     return uids
 
 
 async def _unsupported(services: Services, tenant: str) -> int:
     graph, n = services.graph, 0
-    for belief in await graph.list_beliefs(tenant):
-        if belief.confidence > 0 and not await graph.belief_evidence(tenant, belief.uid):
+    for belief in await graph.beliefs.list(tenant):
+        if belief.confidence > 0 and not await graph.beliefs.evidence(tenant, belief.uid):
             n += 1
-    facts = await graph.list_facts(tenant)
-    sources = await graph.sources_of_facts(tenant, [f.uid for f in facts])
+    facts = await graph.facts.list(tenant)
+    sources = await graph.facts.sources_many(tenant, [f.uid for f in facts])
     return n + sum(1 for f in facts if not sources.get(f.uid))
 
 
@@ -461,7 +461,7 @@ async def bench_sleep(
             report.vectors_by_kind[tenant] = kinds
             report.vectors[tenant] = sum(kinds.values())
             report.unsupported[tenant] = await _unsupported(services, tenant)
-            report.episodes_left[tenant] = await services.graph.count_episodes(tenant)
+            report.episodes_left[tenant] = await services.graph.episodes.count(tenant)
         calls = services.chat.totals.snapshot()  # every request of the bench, offline none
         report.consolidation = totals | {"llm_calls": sum(t["calls"] for t in calls.values())}
     finally:
@@ -497,7 +497,7 @@ async def bench_deep_scale(
     try:
         t0 = time.perf_counter()
         for i, turn in enumerate(turns):
-            await services.graph.create_episode(
+            await services.graph.episodes.create(
                 NewEpisode(
                     uid=stable_uid("scale", str(i)),
                     tenant="scale",

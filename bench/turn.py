@@ -80,7 +80,7 @@ async def _fill(services: Services, tenant: str, n: int, rng: random.Random) -> 
             i = first + j
             user, agent = sample_turn(rng)
             at = start + timedelta(minutes=30 * i)
-            result = await services.graph.create_episode(
+            result = await services.graph.episodes.create(
                 NewEpisode(
                     tenant=tenant,
                     thread_id=f"t{i // 20}",

@@ -88,7 +88,7 @@ async def bench_write(*, n: int, index_n: int, console: Console) -> dict[str, fl
         finally:
             if settings.resolved_graph_backend == "neo4j":
                 for uid in uids:
-                    await services.graph.delete_episode(tenant, uid)
+                    await services.graph.episodes.delete(tenant, uid)
             await services.close()
     figures = {"remember_p50_ms": p50, "remember_p95_ms": p95, "index_episodes_per_s": rate}
     console.print(

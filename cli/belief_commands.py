@@ -47,7 +47,7 @@ async def belief_rows(graph: GraphStore, user: str) -> list[tuple[Belief, int, i
     """Each belief with its supporting and contradicting evidence counts, strongest first."""
     rows = []
     for b in await list_active_beliefs(graph, user):
-        edges = await graph.belief_evidence(user, b.uid, limit=10_000)
+        edges = await graph.beliefs.evidence(user, b.uid, limit=10_000)
         pro = sum(1 for e in edges if e.kind is EvidenceKind.SUPPORTS)
         rows.append((b, pro, len(edges) - pro))
     rows.sort(key=lambda r: (-belief_strength(r[0].confidence, r[0].evidence_count), r[0].topic))
@@ -135,7 +135,7 @@ def snapshot(
     """Show the personality snapshot (the sponge), or its whole version history."""
 
     async def main(graph: GraphStore) -> tuple[list[PersonalitySnapshot], SpongeStatus]:
-        return await graph.snapshot_history(user), await status(graph, user)
+        return await graph.snapshots.history(user), await status(graph, user)
 
     snapshots, sponge = _run(main)
     console.print(snapshot_text(snapshots, history, sponge))

@@ -24,8 +24,8 @@ def concepts(
 
     async def main(graph: GraphStore) -> list[dict[str, object]]:
         rows = []
-        for c in await graph.list_concepts(user):
-            members = await graph.concept_members(user, c.uid)
+        for c in await graph.concepts.list(user):
+            members = await graph.concepts.members(user, c.uid)
             row = c.model_dump(mode="json", exclude={"tenant"})
             rows.append(row | {"episodes": members.episodes, "facts": members.facts})
         return rows
@@ -64,7 +64,7 @@ def diary(
     async def main(graph: GraphStore) -> list[dict[str, object]]:
         return [
             e.model_dump(mode="json", exclude={"tenant"})
-            for e in await graph.list_diary(user)
+            for e in await graph.diary.list(user)
             if day is None or e.day == day
         ]
 

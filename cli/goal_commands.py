@@ -30,7 +30,7 @@ def goals(
     async def main(graph: GraphStore) -> list[dict[str, object]]:
         return [
             g.model_dump(mode="json", exclude={"tenant"})
-            for g in await graph.list_goals(user, wanted)
+            for g in await graph.goals.list(user, wanted)
         ]
 
     rows = with_graph(main)

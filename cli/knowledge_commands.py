@@ -69,7 +69,7 @@ async def run_ingest(path: Path, user: str) -> dict[str, int]:
                         "`mneme sweep` retries it[/]"
                     )
                 bar.advance(task)
-        counts["facts"] = len(await services.graph.list_facts(user))
+        counts["facts"] = len(await services.graph.facts.list(user))
     return counts
 
 
@@ -103,8 +103,8 @@ async def run_facts(user: str, history: bool) -> list[dict[str, Any]]:
     settings = load_settings()
     try:
         async with opened(settings) as services:
-            facts = await services.graph.list_facts(user, include_superseded=history)
-            sources = await services.graph.sources_of_facts(user, [f.uid for f in facts])
+            facts = await services.graph.facts.list(user, include_superseded=history)
+            sources = await services.graph.facts.sources_many(user, [f.uid for f in facts])
     except StoreLocked as locked:
         params = {"user": user, "history": str(history).lower()}
         views = await through_server(settings, locked, "/facts", params)

@@ -53,7 +53,7 @@ async def load(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
     """Read the episode of the run's user (the run's one read of it) and its status."""
     services = await get_services()
     tenant, uid = context_of(runtime.context).user_id, state["episode_uid"]
-    episode = await services.graph.get_episode(tenant, uid)
+    episode = await services.graph.episodes.get(tenant, uid)
     if episode is None:
         raise NotFound(f"episode {uid!r} of tenant {tenant!r} does not exist")
     return {"episode": episode.model_dump(mode="json"), "status": episode.status.value}
@@ -144,15 +144,15 @@ async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
         extraction = Extraction.model_validate(state["extraction"])
         slugs = topic_slugs(extraction)
         if slugs:
-            await graph.link_topics(tenant, episode.uid, slugs)
+            await graph.topics.link(tenant, episode.uid, slugs)
         speaker, _ = speaker_label(episode.user_text)  # "Name: text" transcripts: the speaker
         if speaker:
-            names.append((await graph.upsert_entity(tenant, speaker, EntityType.PERSON)).name)
+            names.append((await graph.entities.upsert(tenant, speaker, EntityType.PERSON)).name)
         for entity in extraction.entities:
-            stored = await graph.upsert_entity(tenant, entity.name.strip(), entity.type)
+            stored = await graph.entities.upsert(tenant, entity.name.strip(), entity.type)
             names.append(stored.name)
         if names:
-            await graph.link_mentions(tenant, episode.uid, names)
+            await graph.entities.link_mentions(tenant, episode.uid, names)
     except Exception as exc:
         notes.append(_note("link", exc))  # searchable already; topics and entities skipped
     return {"topics": slugs, "entities": names, "notes": notes}

@@ -63,7 +63,7 @@ async def compress_thread(state: BookkeepingState, runtime: Runtime[Context]) ->
     try:
         async with services.locks.get("thread", ctx.user_id):
             layers = await load_layers(services.graph, ctx.user_id, episode.thread_id)
-            newer = await services.graph.thread_episodes(
+            newer = await services.graph.episodes.in_thread(
                 ctx.user_id,
                 episode.thread_id,
                 after=layers.cursor,

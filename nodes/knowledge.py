@@ -30,7 +30,9 @@ from tasks.facts.propositions import (
 async def knowledge(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Facts from the extraction (or the offline heuristic), with dedup and supersession."""
     services, episode = await get_services(), episode_of(state)
-    previous = await services.graph.get_episodes(episode.tenant, list(state.get("window") or []))
+    previous = await services.graph.episodes.get_many(
+        episode.tenant, list(state.get("window") or [])
+    )
     said = said_of(episode, previous)
     source = "\n".join([*(p.content for p in previous), episode.content])
     refs: dict[str, str] = dict(state.get("known") or {})

@@ -61,9 +61,9 @@ async def remember(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     services, settings, _ = await services_or_settings()
     if episode["outcome"] == STORED and services is not None:
         try:
-            await services.graph.attach_reply(ctx.user_id, uid, agent_text)
+            await services.graph.episodes.attach_reply(ctx.user_id, uid, agent_text)
             if ess is not None:
-                await services.graph.set_ess(ctx.user_id, uid, ess)
+                await services.graph.episodes.set_ess(ctx.user_id, uid, ess)
             scheduled = services.bookkeeping.submit(ctx.user_id, uid)
             return {"episode": episode | {"scheduled": scheduled, "reply_stored": True}}
         except Exception as exc:

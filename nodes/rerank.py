@@ -48,7 +48,7 @@ async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     memories = cast(list[Found], apply_ranking(candidates, result.ranking, n))
     if memories:
         try:
-            await services.graph.record_access(
+            await services.graph.episodes.record_access(
                 ctx.user_id, [m["episode_uid"] for m in memories], utcnow()
             )
         except Exception as exc:  # strengthening memory must never cost the reply

@@ -74,7 +74,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     acquaintance = ""
     try:
         temporal = await temporal_context(services, ctx.user_id, now, ctx.tz)
-        current = await services.graph.current_snapshot(ctx.user_id)
+        current = await services.graph.snapshots.current(ctx.user_id)
         if current is not None:
             snapshot = current.text
         instructions = await standing_instructions(

@@ -27,14 +27,14 @@ async def salience(state: BookkeepingState, runtime: Runtime[Context]) -> dict[s
     mark it `processed` (last, so a run killed before is redone whole)."""
     services, episode = await get_services(), episode_of(state)
     tenant, uid = episode.tenant, episode.uid
-    connections = (await services.graph.episode_connections(tenant, [uid])).get(uid, 0)
+    connections = (await services.graph.episodes.connections(tenant, [uid])).get(uid, 0)
     said = as_utc(episode.created_at)
     value = episode_salience(episode, connections, said)
     utility = episode_utility(episode, said)
-    await services.graph.update_scores(tenant, uid, salience=value, utility_score=utility)
+    await services.graph.episodes.update_scores(tenant, uid, salience=value, utility_score=utility)
     emotions = await record_emotions(services, episode)
     goals = await record_goals(services, episode)
-    await services.graph.set_status(tenant, uid, EpisodeStatus.PROCESSED)
+    await services.graph.episodes.set_status(tenant, uid, EpisodeStatus.PROCESSED)
     return {
         "salience": value,
         "emotions": [e.name for e in emotions],

@@ -507,15 +507,15 @@ class Memory:
         _check_user(user)
         _check_uid(uid)
         graph, vectors = self.services.graph, self.services.vectors
-        episode = await graph.get_episode(user, uid)
+        episode = await graph.episodes.get(user, uid)
         if episode is None:
-            if not await graph.delete_fact(user, uid):
+            if not await graph.facts.delete(user, uid):
                 raise NotFound(f"no memory {uid!r} for this user")
             await vectors.delete_points("knowledge", user, [point_id(user, uid)])
             return DeleteReport(uid=uid, kind="fact", facts_deleted=[uid])
         report = DeleteReport(uid=uid, kind="episode")
-        facts = await graph.list_facts(user, include_superseded=True)
-        sources = await graph.sources_of_facts(user, [f.uid for f in facts])
+        facts = await graph.facts.list(user, include_superseded=True)
+        sources = await graph.facts.sources_many(user, [f.uid for f in facts])
         shared: list[Fact] = []
         for fact in facts:
             cited = sources.get(fact.uid, [])
@@ -524,11 +524,11 @@ class Memory:
             elif uid in cited:
                 report.facts_kept.append(fact.uid)
                 shared.append(fact)
-        features = await graph.list_features(user)
-        feature_sources = {f.uid: await graph.feature_sources(user, f.uid) for f in features}
+        features = await graph.features.list(user)
+        feature_sources = {f.uid: await graph.features.sources(user, f.uid) for f in features}
         report.features_deleted = [k for k, v in feature_sources.items() if v == [uid]]
-        for belief in await graph.list_beliefs(user):
-            evidence = await graph.belief_evidence(user, belief.uid, limit=2)
+        for belief in await graph.beliefs.list(user):
+            evidence = await graph.beliefs.evidence(user, belief.uid, limit=2)
             if evidence and all(e.episode_uid == uid for e in evidence):
                 report.beliefs_deleted.append(belief.uid)
 
@@ -544,16 +544,16 @@ class Memory:
             [stable_uid(user, "feature-point", f) for f in report.features_deleted],
         )
         for fact_uid in report.facts_deleted:
-            await graph.delete_fact(user, fact_uid)
+            await graph.facts.delete(user, fact_uid)
         for feature_uid in report.features_deleted:
-            await graph.delete_feature(user, feature_uid)
+            await graph.features.delete(user, feature_uid)
         for belief_uid in report.beliefs_deleted:
-            await graph.delete_belief(user, belief_uid)
+            await graph.beliefs.delete(user, belief_uid)
         await release_episode(self.services, user, uid)
         await release_goals(self.services, user, uid, utcnow())
-        report.summaries_changed = await graph.summaries_of_episode(user, uid)
+        report.summaries_changed = await graph.summaries.of_episode(user, uid)
         await without_episode(self.services, user, uid)  # rebuilt before the episode goes
-        await graph.delete_episode(user, uid)
+        await graph.episodes.delete(user, uid)
         # Shared facts' points named this episode as their source when it was the first one.
         await index_facts(self.services, user, shared)
         if any(uid in v for v in feature_sources.values()):
@@ -617,7 +617,7 @@ class Memory:
                 result.duplicates.append(done.uid)
             await pipeline(self.services, user, done.uid)
             if ep.pinned:
-                await self.services.graph.set_pinned(user, done.uid, True)
+                await self.services.graph.episodes.set_pinned(user, done.uid, True)
         return result
 
     # ---- reads
@@ -663,10 +663,10 @@ class Memory:
         user's uid)."""
         _check_user(user)
         _check_uid(uid)
-        episode = await self.services.graph.get_episode(user, uid)
+        episode = await self.services.graph.episodes.get(user, uid)
         if episode is not None:
             return _episode_item(episode)
-        fact = await self.services.graph.get_fact(user, uid)
+        fact = await self.services.graph.facts.get(user, uid)
         if fact is None:
             raise NotFound(f"no memory {uid!r} for this user")
         return MemoryItem(
@@ -674,7 +674,7 @@ class Memory:
             kind="fact",
             text=fact.text,
             created_at=fact.learned_at or fact.valid_from,
-            sources=await self.services.graph.fact_sources(user, uid),
+            sources=await self.services.graph.facts.sources(user, uid),
         )
 
     async def history(self, user: str, uid: str) -> list[FactView]:
@@ -683,24 +683,24 @@ class Memory:
         _check_user(user)
         _check_uid(uid)
         graph = self.services.graph
-        if await graph.get_fact(user, uid) is None:
+        if await graph.facts.get(user, uid) is None:
             raise NotFound(f"no fact {uid!r} for this user")
-        facts = {f.uid: f for f in await graph.list_facts(user, include_superseded=True)}
+        facts = {f.uid: f for f in await graph.facts.list(user, include_superseded=True)}
         before = {f.superseded_by: f.uid for f in facts.values() if f.superseded_by}
         chain = [uid]
         while chain[0] in before and before[chain[0]] not in chain:
             chain.insert(0, before[chain[0]])
         while (nxt := facts[chain[-1]].superseded_by) in facts and nxt not in chain:
             chain.append(nxt)
-        sources = await graph.sources_of_facts(user, chain)
+        sources = await graph.facts.sources_many(user, chain)
         return [fact_view(facts[u], sources.get(u, [])) for u in chain]
 
     async def facts(self, user: str, *, history: bool = False) -> list[FactView]:
         """The user's current facts (with `history`, superseded ones too), oldest first."""
         _check_user(user)
         graph = self.services.graph
-        facts = await graph.list_facts(user, include_superseded=history)
-        sources = await graph.sources_of_facts(user, [f.uid for f in facts])
+        facts = await graph.facts.list(user, include_superseded=history)
+        sources = await graph.facts.sources_many(user, [f.uid for f in facts])
         return [fact_view(f, sources.get(f.uid, [])) for f in facts]
 
     async def beliefs(self, user: str) -> list[BeliefView]:
@@ -714,8 +714,8 @@ class Memory:
         _check_user(user)
         graph = self.services.graph
         views = []
-        for c in await graph.list_concepts(user):
-            members = await graph.concept_members(user, c.uid)
+        for c in await graph.concepts.list(user):
+            members = await graph.concepts.members(user, c.uid)
             row = c.model_dump(exclude={"tenant", "updated_at"})
             views.append(ConceptView(**row, episodes=members.episodes, facts=members.facts))
         return views
@@ -731,10 +731,10 @@ class Memory:
                 text=e.text,
                 episode_count=e.episode_count,
                 concepts=list(e.concepts),
-                sources=await graph.diary_sources(user, e.uid),
+                sources=await graph.diary.sources(user, e.uid),
                 written_at=e.created_at,
             )
-            for e in await graph.list_diary(user)
+            for e in await graph.diary.list(user)
         ]
 
     async def goals(self, user: str, status: GoalStatus | str | None = None) -> list[GoalView]:
@@ -747,7 +747,7 @@ class Memory:
         wanted = None if status is None else GoalStatus(status)
         return [
             GoalView(**g.model_dump(exclude={"tenant"}))
-            for g in await self.services.graph.list_goals(user, wanted)
+            for g in await self.services.graph.goals.list(user, wanted)
         ]
 
     async def emotions(self, user: str) -> list[EmotionView]:
@@ -755,7 +755,7 @@ class Memory:
         _check_user(user)
         return [
             EmotionView(**e.model_dump(exclude={"tenant", "uid"}))
-            for e in await self.services.graph.list_emotions(user)
+            for e in await self.services.graph.emotions.list(user)
         ]
 
     async def export(self, user: str) -> MemoryExport:
@@ -764,12 +764,14 @@ class Memory:
         snapshots, concepts, the diary, goals, emotions and session summaries."""
         _check_user(user)
         graph = self.services.graph
-        uids = await graph.list_episode_uids(user)
-        episodes = sorted(await graph.get_episodes(user, uids), key=lambda e: (e.created_at, e.uid))
+        uids = await graph.episodes.list_uids(user)
+        episodes = sorted(
+            await graph.episodes.get_many(user, uids), key=lambda e: (e.created_at, e.uid)
+        )
         features = []
-        for f in await graph.list_features(user):
+        for f in await graph.features.list(user):
             row = f.model_dump(mode="json", exclude={"tenant"})
-            row["sources"] = await graph.feature_sources(user, f.uid)
+            row["sources"] = await graph.features.sources(user, f.uid)
             features.append(row)
         return MemoryExport(
             user=user,
@@ -792,7 +794,7 @@ class Memory:
             features=features,
             snapshots=[
                 s.model_dump(mode="json", exclude={"tenant"})
-                for s in await graph.snapshot_history(user)
+                for s in await graph.snapshots.history(user)
             ],
             concepts=await self.concepts(user),
             diary=await self.diary(user),
@@ -800,6 +802,6 @@ class Memory:
             emotions=await self.emotions(user),
             summaries=[
                 s.model_dump(mode="json", exclude={"tenant"})
-                for s in await graph.list_summaries(user)
+                for s in await graph.summaries.list(user)
             ],
         )

@@ -36,7 +36,7 @@ async def run_due(
     """One cycle: consolidate each tenant that is due at `now` (default now); their reports."""
     at = as_utc(now) if now else utcnow()
     reports = []
-    for tenant in await services.graph.list_tenants():
+    for tenant in await services.graph.episodes.list_tenants():
         level = due_level(await last_runs(services, tenant), at, intervals)
         if level is None:
             continue

@@ -165,7 +165,7 @@ class MnemeStore(AsyncBatchedBaseStore):
 
     async def _items(self, tenant: str, prefix: tuple[str, ...]) -> list[Episode]:
         graph = self.memory.services.graph
-        episodes = await graph.get_episodes(tenant, await graph.list_episode_uids(tenant))
+        episodes = await graph.episodes.get_many(tenant, await graph.episodes.list_uids(tenant))
         out = []
         for episode in episodes:
             namespace = _namespace_of(episode.thread_id)
@@ -196,7 +196,7 @@ class MnemeStore(AsyncBatchedBaseStore):
 
     async def _get(self, op: GetOp) -> Item | None:
         tenant = self._tenant_of(op.namespace)
-        episode = await self.memory.services.graph.get_episode(
+        episode = await self.memory.services.graph.episodes.get(
             tenant, item_uid(op.namespace, op.key)
         )
         item = None if episode is None else self._item(episode)
@@ -215,7 +215,7 @@ class MnemeStore(AsyncBatchedBaseStore):
                 "index=False is not supported, omit it"
             )
         uid = item_uid(op.namespace, op.key)
-        if await self.memory.services.graph.get_episode(tenant, uid) is not None:
+        if await self.memory.services.graph.episodes.get(tenant, uid) is not None:
             await self.memory.delete(tenant, uid)
         if op.value is None:
             return
@@ -241,7 +241,9 @@ class MnemeStore(AsyncBatchedBaseStore):
         if op.query:
             hits = await self.memory.search(tenant, op.query, k=100, kinds=("episode",))
             graph = self.memory.services.graph
-            episodes = {e.uid: e for e in await graph.get_episodes(tenant, [h.uid for h in hits])}
+            episodes = {
+                e.uid: e for e in await graph.episodes.get_many(tenant, [h.uid for h in hits])
+            }
             found = [(episodes[h.uid], h.score) for h in hits if h.uid in episodes]
             found = [(e, s) for e, s in found if _in_prefix(e, prefix)]
         else:

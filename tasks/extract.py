@@ -310,7 +310,7 @@ async def read_window(
     services: Services, episode: Episode, turns: int = WINDOW_TURNS
 ) -> list[Episode]:
     """The episodes just before this one in its thread, oldest first."""
-    neighbours = await services.graph.temporal_neighbours(episode.tenant, episode.uid, turns)
+    neighbours = await services.graph.episodes.neighbours(episode.tenant, episode.uid, turns)
     return [
         n.episode for n in neighbours if n.offset < 0 and n.episode.thread_id == episode.thread_id
     ]
@@ -327,7 +327,9 @@ async def known_facts(
     )
     uids = [str(h.payload.get("fact_uid", "")) for h in hits]
     facts = [
-        f for f in await services.graph.get_facts(episode.tenant, uids) if f.superseded_by is None
+        f
+        for f in await services.graph.facts.get_many(episode.tenant, uids)
+        if f.superseded_by is None
     ]
     return [(f"K{i}", f) for i, f in enumerate(facts[:limit], start=1)]
 

@@ -81,10 +81,10 @@ def _citations(refs: list[str], inputs: Inputs, kind: EvidenceKind) -> list[Cita
 async def gather(services: Services, tenant: str, st: SpongeStatus) -> Inputs:
     """Snapshot, insights, the 15 most relevant beliefs and the recent qualifying episodes."""
     graph = services.graph
-    current = await graph.current_snapshot(tenant)
+    current = await graph.snapshots.current(tenant)
     insights = [i.text for i in st.state.insights]
     uids = [i.episode_uid for i in st.state.insights if i.episode_uid][-RECENT_EPISODES:]
-    episodes = await graph.get_episodes(tenant, uids)
+    episodes = await graph.episodes.get_many(tenant, uids)
     query = " ".join(insights[-20:]) or (current.text if current else "")
     beliefs = await relevant_beliefs(services, tenant, query, RELEVANT_BELIEFS)
     return Inputs(

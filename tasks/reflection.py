@@ -234,7 +234,7 @@ async def heuristic_reflection(services: Services, inputs: Inputs) -> Reflection
     short = {uid: s for s, uid in inputs.ids.items()}
     patches = []
     for belief in inputs.beliefs:
-        edges = await graph.belief_evidence(belief.tenant, belief.uid, limit=1000)
+        edges = await graph.beliefs.evidence(belief.tenant, belief.uid, limit=1000)
         now_contested = contested(edges)
         if now_contested == belief.contested:
             continue

@@ -115,7 +115,7 @@ async def temporal_context(
     services: Services, tenant: str, now: datetime, tz: ZoneInfo
 ) -> dict[str, Any]:
     """The temporal context of a turn of `tenant` at `now` in timezone `tz`."""
-    return describe(now, tz, await services.graph.recent_activity(tenant, RECENT_KEPT))
+    return describe(now, tz, await services.graph.episodes.recent_activity(tenant, RECENT_KEPT))
 
 
 def utc_from_iso(value: str) -> datetime:

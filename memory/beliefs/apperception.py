@@ -116,17 +116,17 @@ async def assess(
     found = score(
         episodes,
         connections,
-        await graph.count_topics(tenant),
-        len(await graph.list_facts(tenant)),
+        await graph.topics.count(tenant),
+        len(await graph.facts.list(tenant)),
         now,
     )
-    await graph.put_tenant_state(tenant, KEY, json.dumps(asdict(found), sort_keys=True))
+    await graph.state.put(tenant, KEY, json.dumps(asdict(found), sort_keys=True))
     return found
 
 
 async def load(graph: GraphStore, tenant: str) -> Apperception | None:
     """The tenant's latest stored score, or None (no deep sleep yet, or unreadable)."""
-    raw = await graph.get_tenant_state(tenant, KEY)
+    raw = await graph.state.get(tenant, KEY)
     if not raw:
         return None
     try:

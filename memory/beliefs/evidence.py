@@ -164,7 +164,7 @@ def as_kind(direction: EvidenceKind | str) -> EvidenceKind:
 async def interaction_index(graph: GraphStore, tenant: str, episode_uid: str) -> int:
     """1-based position of the episode in the tenant's history, exact up to the bootstrap window
     (larger positions come back as `BOOTSTRAP_INTERACTIONS + 1`)."""
-    before = await graph.temporal_neighbours(tenant, episode_uid, BOOTSTRAP_INTERACTIONS)
+    before = await graph.episodes.neighbours(tenant, episode_uid, BOOTSTRAP_INTERACTIONS)
     return 1 + sum(1 for n in before if n.offset < 0)
 
 
@@ -228,31 +228,31 @@ async def apply_evidence(
         raise ValueError(f"topic {topic!r} is reserved")
     when = as_utc(at) if at else utcnow()
     async with services.locks.get("beliefs", tenant):
-        if await graph.get_episode(tenant, episode_uid) is None:
+        if await graph.episodes.get(tenant, episode_uid) is None:
             raise NotFound(f"episode {episode_uid!r} does not exist for tenant {tenant!r}")
-        existing = await graph.get_belief_by_topic(tenant, slug)
+        existing = await graph.beliefs.get_by_topic(tenant, slug)
         created = existing is None
         if existing is None:
             text = (statement or topic).strip() or slug
-            existing = await graph.upsert_belief(
+            existing = await graph.beliefs.upsert(
                 Belief(tenant=tenant, topic=slug, statement=text, updated_at=when)
             )
         edge_strength = round(clamp(strength) * clamp(quality), 6)
-        written = await graph.add_evidence(
+        written = await graph.beliefs.add_evidence(
             tenant, episode_uid, existing.uid, kind, edge_strength, reasoning
         )
         if not written:
             return EvidenceOutcome(False, False, kind, existing, existing)
         if interaction is None:
             interaction = await interaction_index(graph, tenant, episode_uid)
-        current = await graph.get_belief(tenant, existing.uid) or existing
+        current = await graph.beliefs.get(tenant, existing.uid) or existing
         magnitude = effective_magnitude(
             strength, current.confidence, quality=quality, interaction_index=interaction
         )
         step = move(current.valence, current.confidence, kind, magnitude)
         # `contested` is left to reflection and the contradiction check: a judgement on the
         # whole body of evidence, not on one more edge.
-        after = await graph.upsert_belief(
+        after = await graph.beliefs.upsert(
             current.model_copy(
                 update={"valence": step.valence, "confidence": step.confidence, "updated_at": when}
             )
@@ -265,7 +265,7 @@ async def apply_evidence(
 
 async def list_active_beliefs(graph: GraphStore, tenant: str) -> list[Belief]:
     """The tenant's views, by topic (internal records left out)."""
-    return [b for b in await graph.list_beliefs(tenant) if not is_internal(b.topic)]
+    return [b for b in await graph.beliefs.list(tenant) if not is_internal(b.topic)]
 
 
 # --------------------------------------------------------------------------- decay
@@ -288,10 +288,10 @@ class DecayReport:
 
 async def last_support(graph: GraphStore, belief: Belief) -> datetime:
     """When the belief last got evidence (its newest evidence episode), else its update time."""
-    edges = await graph.belief_evidence(belief.tenant, belief.uid, limit=1000)
+    edges = await graph.beliefs.evidence(belief.tenant, belief.uid, limit=1000)
     if not edges:
         return as_utc(belief.updated_at)
-    episodes = await graph.get_episodes(belief.tenant, [e.episode_uid for e in edges])
+    episodes = await graph.episodes.get_many(belief.tenant, [e.episode_uid for e in edges])
     times = [e.created_at for e in episodes] or [e.created_at for e in edges]
     return as_utc(max(times))
 
@@ -330,7 +330,7 @@ async def decay_beliefs(
             if confidence <= 0.0:
                 if on_change:
                     await on_change(belief, None)
-                await graph.delete_belief(tenant, belief.uid)
+                await graph.beliefs.delete(tenant, belief.uid)
                 report.removed.append(belief.topic)
                 continue
             after = belief.model_copy(
@@ -338,7 +338,7 @@ async def decay_beliefs(
             )
             if on_change:
                 await on_change(belief, after)
-            await graph.upsert_belief(after)
+            await graph.beliefs.upsert(after)
             report.decayed.append(belief.topic)
     return report
 
@@ -381,11 +381,11 @@ async def propose_snapshot(
     Every accepted snapshot is a new version linked to the previous one; a rejected one leaves
     the previous version current. Identical text is not stored again.
     """
-    previous = await graph.current_snapshot(tenant)
+    previous = await graph.snapshots.current(tenant)
     reason = snapshot_rejection(text, previous.text if previous else None)
     if reason is not None:
         return SnapshotOutcome(False, previous, reason)
     if previous is not None and previous.text.strip() == text.strip():
         return SnapshotOutcome(False, previous, "unchanged")
-    snapshot = await graph.add_snapshot(tenant, text.strip(), as_utc(at) if at else utcnow())
+    snapshot = await graph.snapshots.add(tenant, text.strip(), as_utc(at) if at else utcnow())
     return SnapshotOutcome(True, snapshot)

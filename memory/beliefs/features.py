@@ -88,7 +88,7 @@ async def absorb(
     out = Absorbed()
     graph, tenant = services.graph, episode.tenant
     for uid in counters:
-        if await graph.delete_feature(tenant, uid):
+        if await graph.features.delete(tenant, uid):
             await services.vectors.delete_points(
                 "features", tenant, [stable_uid(tenant, "feature-point", uid)]
             )
@@ -105,14 +105,14 @@ async def absorb(
         )
         same = [
             f
-            for f in await graph.get_features(
+            for f in await graph.features.get_many(
                 tenant, [str(h.payload.get("feature_uid", "")) for h in hits]
             )
             if f.category == p.category
         ]
         if same:
             old = same[0]
-            if episode.uid in await graph.feature_sources(tenant, old.uid):
+            if episode.uid in await graph.features.sources(tenant, old.uid):
                 continue  # this episode was counted already (a re-run)
             feature = old.model_copy(
                 update={
@@ -125,9 +125,9 @@ async def absorb(
             out.updated.append(old.uid)
         else:
             uid = feature_uid(tenant, p.category, p.text)
-            existing = await graph.get_feature(tenant, uid)
+            existing = await graph.features.get(tenant, uid)
             if existing is not None:  # a re-run of the episode that created it
-                await graph.upsert_feature(existing, episode.uid)
+                await graph.features.upsert(existing, episode.uid)
                 continue
             feature = Feature(
                 uid=uid,
@@ -140,7 +140,7 @@ async def absorb(
                 updated_at=at,
             )
             out.created.append(uid)
-        stored = await graph.upsert_feature(feature, episode.uid)
+        stored = await graph.features.upsert(feature, episode.uid)
         points.append(_point(stored, vec.tolist(), episode.uid))
     if points:
         await services.vectors.upsert("features", points)
@@ -158,7 +158,7 @@ async def related_features(
         "features", tenant, dense=query, limit=limit, score_threshold=floor
     )
     sims = {str(h.payload.get("feature_uid", "")): h.score for h in hits}
-    found = await services.graph.get_features(tenant, list(sims))
+    found = await services.graph.features.get_many(tenant, list(sims))
     return sorted(((f, sims[f.uid]) for f in found), key=lambda fs: -fs[1])
 
 
@@ -181,13 +181,13 @@ async def search_features(
 
 async def index_features(services: Services, tenant: str) -> int:
     """(Re-)embed every feature of the tenant into the `features` collection (`mneme reindex`)."""
-    features = await services.graph.list_features(tenant)
+    features = await services.graph.features.list(tenant)
     if not features:
         return 0
     vectors = await services.embedder.embed_documents([f.text for f in features])
     points = []
     for f, vec in zip(features, vectors, strict=True):
-        sources = await services.graph.feature_sources(tenant, f.uid)
+        sources = await services.graph.features.sources(tenant, f.uid)
         points.append(_point(f, vec.tolist(), sources[0] if sources else f.uid))
     await services.vectors.upsert("features", points)
     return len(points)

@@ -65,14 +65,15 @@ async def _cite(
 ) -> tuple[list[str], int]:
     """Provenance edges for the citations of existing episodes: (cited uids, edges written)."""
     found = {
-        e.uid for e in await graph.get_episodes(belief.tenant, [c.episode_uid for c in citations])
+        e.uid
+        for e in await graph.episodes.get_many(belief.tenant, [c.episode_uid for c in citations])
     }
     cited, written = [], 0
     for c in citations:
         if c.episode_uid not in found:
             continue
         note = f"reflection: {reasoning}".strip()[:300]
-        written += await graph.add_evidence(
+        written += await graph.beliefs.add_evidence(
             belief.tenant, c.episode_uid, belief.uid, c.kind, clamp(c.strength), note
         )
         cited.append(c.episode_uid)
@@ -99,11 +100,11 @@ async def patch_belief(
         return None
     graph = services.graph
     async with services.locks.get("beliefs", tenant):
-        before = await graph.get_belief_by_topic(tenant, slug)
+        before = await graph.beliefs.get_by_topic(tenant, slug)
         if before is None:
             return None
         cited, written = await _cite(graph, before, citations, reasoning)
-        current = await graph.get_belief(tenant, before.uid) or before
+        current = await graph.beliefs.get(tenant, before.uid) or before
         update: dict[str, object] = {
             "valence": bounded_step(current.valence, valence, -1.0, 1.0),
             "confidence": bounded_step(current.confidence, confidence, 0.0, 1.0),
@@ -113,7 +114,7 @@ async def patch_belief(
             update["statement"] = " ".join(statement.split())[:500]
         if contested is not None:
             update["contested"] = contested
-        after = await graph.upsert_belief(current.model_copy(update=update))
+        after = await graph.beliefs.upsert(current.model_copy(update=update))
     return Revision(slug, before, after, cited, written, reasoning)
 
 
@@ -136,9 +137,9 @@ async def new_belief(
         return None
     graph = services.graph
     async with services.locks.get("beliefs", tenant):
-        if await graph.get_belief_by_topic(tenant, slug) is not None:
+        if await graph.beliefs.get_by_topic(tenant, slug) is not None:
             return None
-        created = await graph.upsert_belief(
+        created = await graph.beliefs.upsert(
             Belief(
                 tenant=tenant,
                 topic=slug,
@@ -149,5 +150,5 @@ async def new_belief(
             )
         )
         cited, written = await _cite(graph, created, citations, reasoning)
-        after = await graph.get_belief(tenant, created.uid) or created
+        after = await graph.beliefs.get(tenant, created.uid) or created
     return Revision(slug, None, after, cited, written, reasoning)

@@ -100,7 +100,7 @@ class BeliefSleepReport:
 
 async def journal(services: Services, tenant: str) -> list[BeliefChange]:
     """The tenant's belief journal, oldest first."""
-    raw = await services.graph.get_tenant_state(tenant, JOURNAL_KEY)
+    raw = await services.graph.state.get(tenant, JOURNAL_KEY)
     rows = json.loads(raw) if raw else []
     out = []
     for row in rows if isinstance(rows, list) else []:
@@ -125,7 +125,7 @@ async def _record(services: Services, tenant: str, change: BeliefChange) -> None
         return  # written by the run this one resumes
     entries = [*entries, change][-JOURNAL_LIMIT:]
     value = json.dumps([asdict(e) for e in entries], sort_keys=True)
-    await services.graph.put_tenant_state(tenant, JOURNAL_KEY, value)
+    await services.graph.state.put(tenant, JOURNAL_KEY, value)
 
 
 def _change(belief: Belief, after: Belief | None, reason: str, now: datetime) -> BeliefChange:
@@ -197,7 +197,7 @@ async def sleep_beliefs(services: Services, tenant: str, now: datetime) -> Belie
     graph = services.graph
     async with services.locks.get("beliefs", tenant):
         for belief in await list_active_beliefs(graph, tenant):
-            edges = await graph.belief_evidence(tenant, belief.uid, limit=_EVIDENCE_SCAN)
+            edges = await graph.beliefs.evidence(tenant, belief.uid, limit=_EVIDENCE_SCAN)
             if len(edges) >= belief.evidence_count:
                 continue  # nothing lost (the common case: no lookups)
             interactions = {
@@ -210,13 +210,13 @@ async def sleep_beliefs(services: Services, tenant: str, now: datetime) -> Belie
             if not edges or after.confidence <= 0.0:
                 change = _change(belief, None, reason + "; removed", now)
                 await _record(services, tenant, change)
-                await graph.delete_belief(tenant, belief.uid)
+                await graph.beliefs.delete(tenant, belief.uid)
                 report.removed += 1
             else:
                 after = after.model_copy(update={"updated_at": now})
                 change = _change(belief, after, reason, now)
                 await _record(services, tenant, change)
-                await graph.upsert_belief(after)
+                await graph.beliefs.upsert(after)
                 report.reassessed += 1
                 report.resolved += int(belief.contested and not after.contested)
             report.changes.append(change)

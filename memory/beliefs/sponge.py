@@ -3,14 +3,14 @@ and the reflection trigger (docs/design.md section 6). No LLM and no prompts her
 
 Everything is kept so that re-running bookkeeping of an episode changes nothing:
 
-- interactions are the tenant's episodes (`count_episodes`); the state records how many there
+- interactions are the tenant's episodes (`episodes.count`); the state records how many there
   were at the last reflection, so "interactions since" needs no counter to increment;
 - the cumulative shift grows only by belief moves, which `memory.beliefs.evidence.apply_evidence` makes
   once per (episode, belief);
 - an insight is kept once per episode.
 
 The state survives a restart: it is a JSON document in the graph store's per-tenant state
-(`get_tenant_state` / `put_tenant_state`, key `sponge`).
+(`state.get` / `state.put`, key `sponge`).
 Writes of one tenant's state are serialised by the process's per-tenant lock
 (`services.locks`): foreground and background bookkeeping run in one process.
 """
@@ -103,11 +103,11 @@ class SpongeStatus:
 
 
 async def _read(graph: GraphStore, tenant: str) -> SpongeState:
-    return SpongeState.from_json(await graph.get_tenant_state(tenant, STATE_KEY))
+    return SpongeState.from_json(await graph.state.get(tenant, STATE_KEY))
 
 
 async def _write(graph: GraphStore, tenant: str, state: SpongeState) -> None:
-    await graph.put_tenant_state(tenant, STATE_KEY, state.to_json())
+    await graph.state.put(tenant, STATE_KEY, state.to_json())
 
 
 async def load_state(graph: GraphStore, tenant: str) -> SpongeState:
@@ -118,7 +118,7 @@ async def load_state(graph: GraphStore, tenant: str) -> SpongeState:
 async def status(graph: GraphStore, tenant: str) -> SpongeStatus:
     """The tenant's sponge state, interaction count and trigger."""
     state = await _read(graph, tenant)
-    return SpongeStatus(state, await graph.count_episodes(tenant))
+    return SpongeStatus(state, await graph.episodes.count(tenant))
 
 
 async def add_insight(
@@ -186,6 +186,6 @@ async def first_snapshot(
     it has none; None when one exists. Run at the tenant's first processed episode, so
     `mneme snapshot` is never empty once someone has talked to the agent."""
     async with services.locks.get("sponge", tenant):
-        if await services.graph.current_snapshot(tenant) is not None:
+        if await services.graph.snapshots.current(tenant) is not None:
             return None
-        return await services.graph.add_snapshot(tenant, text, at)
+        return await services.graph.snapshots.add(tenant, text, at)

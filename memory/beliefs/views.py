@@ -114,8 +114,10 @@ async def evidence_items(
     graph: GraphStore, tenant: str, belief_uid: str, limit: int = 5
 ) -> list[EvidenceItem]:
     """A belief's evidence episodes ranked by edge strength (strongest first)."""
-    edges = await graph.belief_evidence(tenant, belief_uid, limit=limit)
-    episodes = {e.uid: e for e in await graph.get_episodes(tenant, [e.episode_uid for e in edges])}
+    edges = await graph.beliefs.evidence(tenant, belief_uid, limit=limit)
+    episodes = {
+        e.uid: e for e in await graph.episodes.get_many(tenant, [e.episode_uid for e in edges])
+    }
     out = []
     for edge in edges:
         episode = episodes.get(edge.episode_uid)

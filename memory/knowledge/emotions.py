@@ -43,4 +43,4 @@ def emotions_of(episode: Episode) -> list[Emotion]:
 
 async def record_emotions(services: Services, episode: Episode) -> list[Emotion]:
     """Write the episode's emotions (replacing any it had); what is stored."""
-    return await services.graph.put_emotions(episode.tenant, episode.uid, emotions_of(episode))
+    return await services.graph.emotions.put(episode.tenant, episode.uid, emotions_of(episode))

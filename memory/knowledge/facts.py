@@ -167,18 +167,18 @@ async def _integrate_one(
     written again; they are idempotent."""
     graph, tenant = services.graph, episode.tenant
     uid = fact_uid(tenant, p.text, p.attribute)
-    existing = await graph.get_fact(tenant, uid)
+    existing = await graph.facts.get(tenant, uid)
     if existing is not None:
-        sources = await graph.fact_sources(tenant, uid)
+        sources = await graph.facts.sources(tenant, uid)
         if episode.uid in sources and existing.learned_at == as_utc(episode.created_at):
             return existing
         if existing.superseded_by is None or episode.uid in sources:
-            await graph.cite_fact(tenant, uid, episode.uid)
+            await graph.facts.cite(tenant, uid, episode.uid)
             outcome.cited.append(uid)
             return None
         uid = fact_uid(tenant, p.text, p.attribute, episode.uid)  # an old value said again
-        if await graph.get_fact(tenant, uid) is not None:
-            await graph.cite_fact(tenant, uid, episode.uid)
+        if await graph.facts.get(tenant, uid) is not None:
+            await graph.facts.cite(tenant, uid, episode.uid)
             outcome.cited.append(uid)
             return None
     candidates = await _candidates(services, tenant, p, vec)
@@ -187,7 +187,7 @@ async def _integrate_one(
     if not replaced and not p.ends:
         for c, sim in candidates:
             if sim > STORE_DUP and _about_same(p, c) and same_value(p, c):
-                await graph.cite_fact(tenant, c.uid, episode.uid)
+                await graph.facts.cite(tenant, c.uid, episode.uid)
                 outcome.cited.append(c.uid)
                 return None
     fact = _fact_of(p, uid, episode, replaced)
@@ -197,10 +197,10 @@ async def _integrate_one(
         fact = fact.model_copy(
             update={"valid_to": successor.valid_from, "superseded_by": successor.uid}
         )
-    stored = await graph.add_fact(fact, episode.uid)
+    stored = await graph.facts.add(fact, episode.uid)
     for old in replaced:
         if old not in newer:
-            await graph.supersede_fact(tenant, old.uid, stored, stored.valid_from)
+            await graph.facts.supersede(tenant, old.uid, stored, stored.valid_from)
             outcome.superseded.append(old.uid)
     outcome.stored.append(stored.uid)
     return stored
@@ -249,11 +249,11 @@ async def _candidates(
     sims = {str(h.payload.get("fact_uid", "")): h.score for h in hits}
     same: list[Fact] = []
     if p.attribute:
-        same = await services.graph.list_facts(tenant, subject=p.subject, attribute=p.attribute)
+        same = await services.graph.facts.list(tenant, subject=p.subject, attribute=p.attribute)
     elif p.replaces:
-        same = await services.graph.list_facts(tenant, subject=p.subject)
+        same = await services.graph.facts.list(tenant, subject=p.subject)
         same = [f for f in same if mentions(f, p.replaces)]
-    facts = await services.graph.get_facts(tenant, list(sims))
+    facts = await services.graph.facts.get_many(tenant, list(sims))
     by_uid = {f.uid: f for f in [*facts, *same] if f.superseded_by is None}
     return [(f, sims.get(u, 0.0)) for u, f in by_uid.items()]
 
@@ -273,15 +273,15 @@ async def _link(
     if fact.kind is FactKind.RELATIONSHIP and _is_entity_name(fact.value):
         names.append(fact.value)
     for name in names:
-        await graph.upsert_entity(tenant, name, EntityType.PERSON)
-        await graph.link_fact_subject(tenant, fact.uid, name)
+        await graph.entities.upsert(tenant, name, EntityType.PERSON)
+        await graph.facts.link_subject(tenant, fact.uid, name)
     if fact.kind not in (FactKind.DECISION, FactKind.PLAN, FactKind.GOAL):
         return
     causes = list(p.because) if confirmed_by_llm else await _motivations(services, fact, vec)
     if not confirmed_by_llm and len(causes) < MAX_CAUSES:
         causes += await _motivating_turns(services, episode, fact, vec, causes)
     for cause in causes[:MAX_CAUSES]:
-        outcome.causes += await graph.link_cause(tenant, fact.uid, cause)
+        outcome.causes += await graph.facts.link_cause(tenant, fact.uid, cause)
 
 
 def _is_entity_name(name: str) -> bool:
@@ -301,7 +301,7 @@ async def _motivations(services: Services, fact: Fact, vec: np.ndarray) -> list[
     sims = {u: h.score for u, h in zip(uids, hits, strict=True)}
     words = _content_words(fact.text)
     out = []
-    for other in await services.graph.get_facts(fact.tenant, uids):
+    for other in await services.graph.facts.get_many(fact.tenant, uids):
         if other.uid == fact.uid or normalise_text(other.subject) != normalise_text(fact.subject):
             continue
         if other.superseded_by is not None:  # what the decision replaced did not motivate it
@@ -323,7 +323,7 @@ async def _motivating_turns(
     hits = await services.vectors.search(
         "derivatives", episode.tenant, dense=vec.tolist(), limit=10, score_threshold=CAUSE_TURN_MIN
     )
-    stated = await services.graph.sources_of_facts(episode.tenant, fact_causes)
+    stated = await services.graph.facts.sources_many(episode.tenant, fact_causes)
     covered = {source for sources in stated.values() for source in sources}
     words = _content_words(fact.text)
     out: list[str] = []
@@ -373,7 +373,7 @@ async def index_facts(
     if not facts:
         return 0
     vectors = await services.embedder.embed_documents([vector_text(f) for f in facts])
-    sources = await services.graph.sources_of_facts(tenant, [f.uid for f in facts])
+    sources = await services.graph.facts.sources_many(tenant, [f.uid for f in facts])
     points = [
         _point(
             fact,

@@ -96,21 +96,21 @@ async def record_goals(services: Services, episode: Episode) -> int:
     """Give each goal fact the episode states its Goal (active), leaving existing ones as they
     are; how many were created."""
     graph, tenant = services.graph, episode.tenant
-    facts = await graph.get_facts(tenant, await graph.facts_stated_by(tenant, episode.uid))
+    facts = await graph.facts.get_many(tenant, await graph.facts.stated_by(tenant, episode.uid))
     created = 0
     for fact in facts:
         if (
             fact.kind is FactKind.GOAL
-            and await graph.get_goal(tenant, goal_uid(tenant, fact.uid)) is None
+            and await graph.goals.get(tenant, goal_uid(tenant, fact.uid)) is None
         ):
-            created += await graph.put_goal(goal_of(fact)) is not None
+            created += await graph.goals.put(goal_of(fact)) is not None
     return created
 
 
 async def release_episode(services: Services, tenant: str, episode_uid: str, at: datetime) -> int:
     """Before an episode is forgotten or deleted: goals whose status rests on it become active
     again (`RELEASED`). Idempotent; how many did."""
-    return await services.graph.reset_goal_evidence(tenant, episode_uid, RELEASED, at)
+    return await services.graph.goals.reset_evidence(tenant, episode_uid, RELEASED, at)
 
 
 # --------------------------------------------------------------------------- the offline rules
@@ -131,20 +131,22 @@ async def reassess_goals(
     """Deep sleep's goal step (the module docstring): create missing goals, decide each one's
     status at `now`, write those that changed."""
     graph, report = services.graph, GoalReport()
-    facts = await graph.list_facts(tenant, include_superseded=True, kinds=[FactKind.GOAL])
-    goals = {g.fact_uid: g for g in await graph.list_goals(tenant)}
+    facts = await graph.facts.list(tenant, include_superseded=True, kinds=[FactKind.GOAL])
+    goals = {g.fact_uid: g for g in await graph.goals.list(tenant)}
     for fact in facts:
         if fact.uid not in goals:
-            stored = await graph.put_goal(goal_of(fact))
+            stored = await graph.goals.put(goal_of(fact))
             if stored is not None:
                 goals[fact.uid] = stored
                 report.created += 1
     report.goals = len(goals)
     timeline = Timeline(episodes)
     by_uid = {f.uid: f for f in facts}
-    replacing = await graph.get_facts(tenant, [f.superseded_by for f in facts if f.superseded_by])
+    replacing = await graph.facts.get_many(
+        tenant, [f.superseded_by for f in facts if f.superseded_by]
+    )
     replacements = {f.uid: f for f in replacing}
-    sources = await graph.sources_of_facts(tenant, [*by_uid, *replacements])
+    sources = await graph.facts.sources_many(tenant, [*by_uid, *replacements])
     verdicts: dict[str, Verdict] = {}
     cases: list[Case] = []
     for fact_uid, goal in goals.items():
@@ -186,7 +188,7 @@ async def _write(
         "evidence_uid": verdict.evidence_uid,
         "changed_at": as_utc(now),
     }
-    await services.graph.put_goal(goal.model_copy(update=update))
+    await services.graph.goals.put(goal.model_copy(update=update))
     report.changed[verdict.status.value] = report.changed.get(verdict.status.value, 0) + 1
 
 

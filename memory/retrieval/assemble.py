@@ -107,7 +107,7 @@ async def neighbours(
     time = recipe.time
     present = {c.episode_uid for c in seeds}
     top = seeds[: time.neighbour_seeds]
-    found = await services.graph.neighbours_of(
+    found = await services.graph.episodes.neighbours_many(
         tenant, [c.episode_uid for c in top], time.neighbours
     )
     out: list[Candidate] = []

@@ -85,13 +85,13 @@ async def associate(
     pointer_max: int = 12,
 ) -> Association:
     """Entities named in `query` and the proximity of the episodes they reach (≤ `hops`)."""
-    known = await graph.entities_named(tenant, name_candidates(query))
+    known = await graph.entities.named(tenant, name_candidates(query))
     found = entities_in(query, known)
     if not found:
         return Association()
     names = [e.name for e in found]
     reached = await asyncio.gather(
-        *(graph.episodes_near_entities(tenant, [name], hops, limit) for name in names)
+        *(graph.entities.episodes_near(tenant, [name], hops, limit) for name in names)
     )
     total = max((len(hits) for hits in reached), default=1)
     out = Association(entities=names)

@@ -32,5 +32,5 @@ async def diary_of_period(
         return []
     first = window.start.date().isoformat()
     last = (window.end - timedelta(microseconds=1)).date().isoformat()  # the window is [start, end)
-    entries = await services.graph.list_diary(tenant, first=first, last=last)
+    entries = await services.graph.diary.list(tenant, first=first, last=last)
     return [{"day": e.day, "text": e.text} for e in entries[-MAX_ENTRIES:]]

@@ -33,7 +33,9 @@ async def fact_candidates(
     scaled by `pool.scale`) and, for a "why" question, the turns that led to a matched
     decision."""
     hits = await pool.rank(services, tenant, recipe, question)
-    read = await services.graph.get_episodes(tenant, list({s for h in hits for s in h.sources}))
+    read = await services.graph.episodes.get_many(
+        tenant, list({s for h in hits for s in h.sources})
+    )
     episodes = {e.uid: e for e in read}
     # A question about what the agent said may be answered by a fact taken from its reply:
     # both sides of the source then rank at the fact's score.
@@ -63,7 +65,7 @@ async def _with_cause_turns(
             was, found.score = found.score, score
             found.sides = {s: v * score / was if was > 0 else score for s, v in found.sides.items()}
     missing = [u for u in turns if u not in present]
-    for episode in await services.graph.get_episodes(tenant, missing):
+    for episode in await services.graph.episodes.get_many(tenant, missing):
         if episode.archived or as_utc(episode.created_at) > cutoff:
             continue
         out.append(

@@ -118,7 +118,7 @@ async def _current_of(
     known = dict(facts)
     for _ in range(MAX_CHAIN):
         wanted = [u for u in set(frontier.values()) if u not in known]
-        for loaded in await services.graph.get_facts(tenant, wanted):
+        for loaded in await services.graph.facts.get_many(tenant, wanted):
             known[loaded.uid] = loaded
         nxt: dict[str, str] = {}
         for origin, uid in frontier.items():
@@ -181,7 +181,7 @@ class FactPool:
         ]
         if recipe.facts.cause_weight > 0 and any(WHY.search(q) for q in question.queries):
             order = await self._with_causes(services, tenant, order, final, recipe.facts)
-        sources = await services.graph.sources_of_facts(tenant, order)
+        sources = await services.graph.facts.sources_many(tenant, order)
         return [
             FactHit(self.facts[u], final[u], self.relevance.get(u, 0.0), sources[u], self.via[u])
             for u in order
@@ -225,12 +225,12 @@ class FactPool:
         out = list(order)
         effects = [u for u in order if self.facts[u].kind in _MOTIVATED]
         for uid in effects[:3]:
-            causes = await services.graph.causes_of(tenant, uid)
+            causes = await services.graph.facts.causes(tenant, uid)
             for c in causes:
                 if c.kind == "episode":  # a turn no fact captured
                     score = final[uid] * facts.cause_weight
                     self.cause_turns[c.uid] = max(self.cause_turns.get(c.uid, 0.0), score)
-            for f in await services.graph.get_facts(
+            for f in await services.graph.facts.get_many(
                 tenant, [c.uid for c in causes if c.kind == "fact"]
             ):
                 score = final[uid] * facts.cause_weight
@@ -331,7 +331,7 @@ async def _matched(
         for uid, value in h.relevance(recipe).items():
             raw[uid] = max(raw.get(uid, 0.0), value)
     pool = FactPool(past=any(PAST.search(q) for q in question.queries))
-    found = await services.graph.get_facts(tenant, list(raw))
+    found = await services.graph.facts.get_many(tenant, list(raw))
     pool.facts = {f.uid: f for f in found if _learned(f) <= question.cutoff}
     pool.relevance = {u: raw[u] for u in pool.facts}
     pool.via = dict.fromkeys(pool.facts, "search")
@@ -361,7 +361,7 @@ async def _demote_other_subjects(
     """Demote the turns that stated only matched facts about someone else than `subjects`."""
     others = [u for u, f in pool.matched.items() if normalise_text(f.subject) not in subjects]
     mine = [u for u, f in pool.facts.items() if normalise_text(f.subject) in subjects]
-    sources = await services.graph.sources_of_facts(tenant, others + mine)
+    sources = await services.graph.facts.sources_many(tenant, others + mine)
     keep = {e for u in mine for e in sources[u]}
     for u in others:
         for e in sources[u]:
@@ -375,7 +375,7 @@ async def _demote_stale(
     """Demote the turns that stated only matched facts that were since superseded."""
     stale = [u for u, f in pool.matched.items() if f.superseded_by is not None]
     live = [u for u, f in pool.facts.items() if f.superseded_by is None]
-    sources = await services.graph.sources_of_facts(tenant, stale + live)
+    sources = await services.graph.facts.sources_many(tenant, stale + live)
     keep = {e for u in live for e in sources[u]}
     for u in stale:
         for e in sources[u]:
@@ -395,7 +395,7 @@ async def standing_instructions(
 ) -> list[Fact]:
     """Every current, grounded standing instruction of the tenant: those that apply to
     `request` first, then the rest, each group newest first."""
-    current = await services.graph.list_facts(tenant, kinds=[FactKind.INSTRUCTION])
+    current = await services.graph.facts.list(tenant, kinds=[FactKind.INSTRUCTION])
     q_tokens = set(tokenize(request))
     kept = [f for f in current if _learned(f) <= as_utc(now) and f.grounding >= GROUNDING_MIN]
     return sorted(kept, key=lambda f: (not applies(f, q_tokens), -_learned(f).timestamp(), f.uid))
@@ -405,6 +405,6 @@ async def applicable_instructions(
     services: Services, tenant: str, queries: Sequence[str], cutoff: datetime
 ) -> list[Fact]:
     """Current standing instructions whose concepts or value the request touches."""
-    current = await services.graph.list_facts(tenant, kinds=[FactKind.INSTRUCTION])
+    current = await services.graph.facts.list(tenant, kinds=[FactKind.INSTRUCTION])
     q_tokens = set().union(*(set(tokenize(q)) for q in queries))
     return [f for f in current if _learned(f) <= cutoff and applies(f, q_tokens)]

@@ -78,7 +78,7 @@ async def run_pass(
     if smoothing_on(recipe.graph) and relevance:
         # Only neighbours that are candidates lend relevance, so the links among the candidates
         # are all smoothing needs (and which of the linked episodes hold their own reply).
-        links = await services.graph.thread_links(tenant, list(relevance))
+        links = await services.graph.episodes.thread_links(tenant, list(relevance))
         relevance = smoothed(relevance, links, recipe.graph)
     with_proximity(relevance, assoc.proximity, recipe.graph.proximity_weight)
     if probe.window is not None:

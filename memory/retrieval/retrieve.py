@@ -122,7 +122,7 @@ async def _episodes(
     order = found.ranked(rerank_depth(recipe))
     best = max((found.relevance[u] for u in order), default=1.0) or 1.0
     matched = found.found(order)
-    read = {e.uid: e for e in await services.graph.get_episodes(tenant, order)}
+    read = {e.uid: e for e in await services.graph.episodes.get_many(tenant, order)}
     ranked = [
         Ranked(episode, matched[uid], found.relevance[uid] / best, found.proximity.get(uid, 0.0))
         for uid in order

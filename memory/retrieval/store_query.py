@@ -72,7 +72,7 @@ async def query_store(
                 scores[uid] = hit.score
                 matched[uid] = str(hit.payload.get("text", ""))
     best = sorted(scores, key=lambda uid: (-scores[uid], uid))[:k]
-    episodes = {e.uid: e for e in await graph.get_episodes(tenant, best)}
+    episodes = {e.uid: e for e in await graph.episodes.get_many(tenant, best)}
     results = [
         QueryHit(
             uid=uid,

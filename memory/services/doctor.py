@@ -171,12 +171,12 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
     graph, vectors = services.graph, services.vectors
     indexed = {
         e.uid
-        for e in await graph.list_by_status(
+        for e in await graph.episodes.list_by_status(
             None, [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED], limit=10_000_000
         )
         if not e.archived
     }
-    all_uids = set(await graph.list_episode_uids(None))
+    all_uids = set(await graph.episodes.list_uids(None))
     with_vectors = await vectors.scroll_episode_uids("derivatives", None)
     without = sorted(indexed - with_vectors)
     orphans = sorted(with_vectors - all_uids)
@@ -193,7 +193,9 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         f"{len(orphans)} episode uids in vectors are not in the graph" + _sample(orphans),
     )
     summaries = {
-        s.uid for tenant in await graph.list_tenants() for s in await graph.list_summaries(tenant)
+        s.uid
+        for tenant in await graph.episodes.list_tenants()
+        for s in await graph.summaries.list(tenant)
     }
     summary_points = await vectors.scroll_episode_uids("summaries", None)
     unindexed = sorted(summaries - summary_points)
@@ -214,8 +216,8 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
     dangling = sorted(
         [
             g.uid
-            for tenant in await graph.list_tenants()
-            for g in await graph.list_goals(tenant)
+            for tenant in await graph.episodes.list_tenants()
+            for g in await graph.goals.list(tenant)
             if g.evidence_uid is not None and g.evidence_uid not in all_uids
         ]
     )
@@ -226,7 +228,7 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         + _sample(dangling)
         + ("; run `mneme consolidate --level deep` to reassess them" if dangling else ""),
     )
-    waiting = await graph.list_by_status(
+    waiting = await graph.episodes.list_by_status(
         None, [EpisodeStatus.PENDING, EpisodeStatus.STORED], limit=10_000_000
     )
     cutoff = utcnow() - STUCK_AFTER

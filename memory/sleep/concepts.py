@@ -6,7 +6,7 @@ topic or a name and mean nearly the same thing, with the current facts those tur
 rebuilt whole at each daily run from the tenant's turns (archived ones included: they are kept
 in the graph), offline and deterministically:
 
-1. each turn's terms are its topic slugs and entity keys (`GraphStore.episode_terms`); a term
+1. each turn's terms are its topic slugs and entity keys (`GraphStore.episodes.terms`); a term
    carried by more than `max(COMMON_MIN, COMMON_SHARE x turns)` turns is too common to say what
    two turns share and is ignored;
 2. two turns on different days are linked when they share a term and the cosine of their
@@ -240,8 +240,8 @@ def describe(
 
 
 async def _facts_by_episode(services: Services, tenant: str) -> dict[str, list[str]]:
-    facts = await services.graph.list_facts(tenant)  # current only
-    sources = await services.graph.sources_of_facts(tenant, [f.uid for f in facts])
+    facts = await services.graph.facts.list(tenant)  # current only
+    sources = await services.graph.facts.sources_many(tenant, [f.uid for f in facts])
     out: dict[str, list[str]] = defaultdict(list)
     for fact_uid, episode_uids in sources.items():
         for uid in episode_uids:
@@ -251,7 +251,7 @@ async def _facts_by_episode(services: Services, tenant: str) -> dict[str, list[s
 
 async def _turns(services: Services, tenant: str) -> list[Episode]:
     statuses = [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED]
-    found = await services.graph.list_by_status(tenant, statuses, limit=_SCAN)
+    found = await services.graph.episodes.list_by_status(tenant, statuses, limit=_SCAN)
     return sorted(found, key=lambda e: (as_utc(e.created_at), e.uid))
 
 
@@ -265,7 +265,7 @@ async def build_concepts(
     """
     graph = services.graph
     turns = await _turns(services, tenant)
-    all_terms = await graph.episode_terms(tenant, [e.uid for e in turns])
+    all_terms = await graph.episodes.terms(tenant, [e.uid for e in turns])
     carried = Counter(t for ts in all_terms.values() for t in ts)
     common = max(COMMON_MIN, COMMON_SHARE * len(turns))
     useful = {t for t, n in carried.items() if n >= 2 and n <= common}
@@ -291,11 +291,11 @@ async def build_concepts(
         concept = describe(tenant, members, [terms[i] for i in group], central, now)
         wanted.add(concept.uid)
         built.loops += int(bool(concept.loop))
-        existing = await graph.get_concept(tenant, concept.uid)
+        existing = await graph.concepts.get(tenant, concept.uid)
         episode_uids = sorted(e.uid for e in members)
         fact_uids = sorted({f for e in members for f in facts_of.get(e.uid, [])})
         if existing is not None and _same(existing, concept):
-            old = await graph.concept_members(tenant, concept.uid)
+            old = await graph.concepts.members(tenant, concept.uid)
             unchanged = old.episodes == episode_uids and old.facts == fact_uids
             if unchanged and (name is None or existing.label != concept.label):
                 continue  # not rewritten, so a re-run writes nothing
@@ -303,11 +303,11 @@ async def build_concepts(
             ordered = sorted(members, key=lambda e: (as_utc(e.created_at), e.uid))
             label, description = await name(concept, [e.user_text for e in ordered])
             concept = concept.model_copy(update={"label": label, "description": description})
-        await graph.put_concept(concept, episode_uids, fact_uids)
+        await graph.concepts.put(concept, episode_uids, fact_uids)
         built.written += 1
-    for stale in await graph.list_concepts(tenant):
+    for stale in await graph.concepts.list(tenant):
         if stale.uid not in wanted:
-            await graph.delete_concept(tenant, stale.uid)
+            await graph.concepts.delete(tenant, stale.uid)
             built.dissolved += 1
     built.concepts = len(wanted)
     return built
@@ -323,22 +323,24 @@ async def release_episode(services: Services, tenant: str, episode_uid: str) -> 
     """Before an episode is forgotten or deleted: drop it from its concepts (dissolving those
     left under `MIN_DAYS` days) and delete its day's diary entry. Idempotent."""
     graph = services.graph
-    groups = await graph.groups_of_episode(tenant, episode_uid)
+    groups = await graph.episodes.groups(tenant, episode_uid)
     for entry_uid in groups.diary:
-        await graph.delete_diary_entry(tenant, entry_uid)
+        await graph.diary.delete(tenant, entry_uid)
     for uid in groups.concepts:
-        concept = await graph.get_concept(tenant, uid)
+        concept = await graph.concepts.get(tenant, uid)
         if concept is None:
             continue
-        members = await graph.concept_members(tenant, uid)
+        members = await graph.concepts.members(tenant, uid)
         rest = sorted(
-            await graph.get_episodes(tenant, [u for u in members.episodes if u != episode_uid]),
+            await graph.episodes.get_many(
+                tenant, [u for u in members.episodes if u != episode_uid]
+            ),
             key=lambda e: (as_utc(e.created_at), e.uid),
         )
         if len({day_of(e) for e in rest}) < MIN_DAYS:
-            await graph.delete_concept(tenant, uid)
+            await graph.concepts.delete(tenant, uid)
             continue
-        terms = await graph.episode_terms(tenant, [e.uid for e in rest])
+        terms = await graph.episodes.terms(tenant, [e.uid for e in rest])
         kept = set(concept.terms)
         # Without embeddings here the central turn is unknown: the earliest remaining one is
         # quoted until the next daily run rebuilds the concept.
@@ -349,7 +351,7 @@ async def release_episode(services: Services, tenant: str, episode_uid: str) -> 
             rest[0],
             concept.updated_at,
         )
-        await graph.put_concept(
+        await graph.concepts.put(
             redone.model_copy(update={"uid": uid}), [e.uid for e in rest], members.facts
         )
 

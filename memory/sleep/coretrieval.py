@@ -9,7 +9,7 @@ transaction as the access count, so the two can never disagree. The edge keeps t
 
 Recording writes it fresh (t = 0: each co-retrieval strengthens the link); sleep (`decay_links`,
 the `links` stage of every level) rewrites it at the run's time and deletes a link whose weight fell under `PRUNE_WEIGHT`. A link of weight >= `STRONG_LINK`
-counts as one of an episode's connections (`episode_connections`), so it feeds salience and
+counts as one of an episode's connections (`episodes.connections`), so it feeds salience and
 cornerstones. Retrieval does not expand along links: that would need a measurement showing it
 finds more evidence, which was not made (docs/adr/0090-co-retrieval-links.md).
 """
@@ -64,7 +64,7 @@ async def decay_links(services: Services, tenant: str, now: datetime) -> tuple[i
     Returns (reweighed, pruned). The weight is a function of the stored count and time, so a
     run killed half way is finished, with the same result, by the next.
     """
-    links = await services.graph.co_retrieval_links(tenant)
+    links = await services.graph.coretrieval.list(tenant)
     weights: dict[tuple[str, str], float] = {}
     drop: list[tuple[str, str]] = []
     for link in links:
@@ -75,5 +75,5 @@ async def decay_links(services: Services, tenant: str, now: datetime) -> tuple[i
             weights[(link.a, link.b)] = weight
     for start in range(0, max(len(weights), len(drop)), 500):
         chunk = dict(list(weights.items())[start : start + 500])
-        await services.graph.reweigh_links(tenant, chunk, drop[start : start + 500])
+        await services.graph.coretrieval.reweigh(tenant, chunk, drop[start : start + 500])
     return len(weights), len(drop)

@@ -148,9 +148,9 @@ async def _days_concepts(
     """Episode uid -> (label, member days, loop) of each concept including it."""
     graph = services.graph
     out: dict[str, list[tuple[str, list[date], str]]] = defaultdict(list)
-    for concept in await graph.list_concepts(tenant):
-        members = await graph.concept_members(tenant, concept.uid)
-        episodes = await graph.get_episodes(tenant, members.episodes)
+    for concept in await graph.concepts.list(tenant):
+        members = await graph.concepts.members(tenant, concept.uid)
+        episodes = await graph.episodes.get_many(tenant, members.episodes)
         days = sorted({day_of(e) for e in episodes})
         for e in episodes:
             out[e.uid].append((concept.label, days, concept.loop))
@@ -168,13 +168,13 @@ async def write_diary(
     `write`, the LLM, when given: one call per entry written; the offline text otherwise)."""
     graph = services.graph
     statuses = [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED]
-    found = await graph.list_by_status(tenant, statuses, limit=_SCAN)
+    found = await graph.episodes.list_by_status(tenant, statuses, limit=_SCAN)
     last_day = as_utc(now).date()
     by_day: dict[date, list[Episode]] = defaultdict(list)
     for e in sorted(found, key=lambda e: (as_utc(e.created_at), e.uid)):
         if day_of(e) <= last_day:
             by_day[day_of(e)].append(e)
-    existing = {entry.uid: entry for entry in await graph.list_diary(tenant)}
+    existing = {entry.uid: entry for entry in await graph.diary.list(tenant)}
     due = [
         d
         for d in sorted(by_day)
@@ -185,13 +185,13 @@ async def write_diary(
     if not due:
         return done
     concepts_of = await _days_concepts(services, tenant)
-    facts = await graph.list_facts(tenant)
+    facts = await graph.facts.list(tenant)
     beliefs = await list_active_beliefs(graph, tenant)
-    evidence = {b.topic: await graph.belief_evidence(tenant, b.uid, _SCAN) for b in beliefs}
+    evidence = {b.topic: await graph.beliefs.evidence(tenant, b.uid, _SCAN) for b in beliefs}
     for n, d in enumerate(due, start=1):
         turns = by_day[d]
         uids = {e.uid for e in turns}
-        terms = await graph.episode_terms(tenant, sorted(uids))
+        terms = await graph.episodes.terms(tenant, sorted(uids))
         seen: dict[str, tuple[int, str]] = {}
         for e in turns:
             for label, days, loop in concepts_of.get(e.uid, []):
@@ -213,7 +213,7 @@ async def write_diary(
             concepts=tuple(label for label, _, _ in concepts),
             created_at=as_utc(now),
         )
-        await graph.put_diary_entry(entry, sorted(uids))
+        await graph.diary.put(entry, sorted(uids))
         done.written += 1
         if progress and (n % 20 == 0 or n == len(due)):
             progress("diary", n, len(due))

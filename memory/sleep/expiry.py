@@ -61,7 +61,7 @@ async def expire(
     ]
     if not due:
         return {}
-    protected = await services.graph.sole_evidence(tenant, due)
+    protected = await services.graph.episodes.sole_evidence(tenant, due)
     plan = {uid: Decision.ARCHIVE for uid in due if uid not in protected}
     done = await carry_out(services, tenant, plan, now)
     if progress:

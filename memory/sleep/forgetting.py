@@ -118,7 +118,7 @@ async def forget(
         batch = pool[start : start + batch_size]
         decided = await classify(batch)
         plan = _changes(batch, decided)
-        protected = await services.graph.sole_evidence(tenant, list(plan))
+        protected = await services.graph.episodes.sole_evidence(tenant, list(plan))
         for uid in protected:
             plan.pop(uid)
         total["protected"] += len(protected)

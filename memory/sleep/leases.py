@@ -71,7 +71,7 @@ async def holding(
     `renew_every` seconds, by default a third of `ttl`, released after); `Busy` if another
     holder has it, or if it is taken over while the block runs (the block is cancelled)."""
     me = holder or new_holder()
-    lease = await graph.take_lease(tenant, name, me, utcnow(), ttl)
+    lease = await graph.leases.take(tenant, name, me, utcnow(), ttl)
     if lease.holder != me:
         log.info("lease %s of %s held by %s; not running", name, tenant, lease.holder)
         raise Busy(tenant, lease)
@@ -107,7 +107,7 @@ async def _renew(
     while True:
         await asyncio.sleep(every)
         try:
-            lease = await graph.take_lease(tenant, name, holder, utcnow(), ttl)
+            lease = await graph.leases.take(tenant, name, holder, utcnow(), ttl)
         except StoreError as exc:  # the store is down: the run's writes fail too; retry
             log.warning("lease %s of %s not renewed (%s); retrying", name, tenant, exc)
             continue
@@ -124,6 +124,6 @@ async def _release(graph: GraphStore, tenant: str, name: str, holder: str) -> No
     # Shielded: a run cancelled from outside still frees its lease for the next one. A store
     # that is down leaves the lease to expire.
     try:
-        await asyncio.shield(graph.release_lease(tenant, name, holder))
+        await asyncio.shield(graph.leases.release(tenant, name, holder))
     except StoreError as exc:
         log.warning("lease %s of %s not released (%s); it expires by itself", name, tenant, exc)

@@ -64,7 +64,7 @@ async def parse_now(services: Services, tenant: str, value: object) -> datetime:
             raise InvalidInput(
                 f"--now {value!r} is not an ISO 8601 time; e.g. 2024-06-01 or 2024-06-01T09:00:00Z"
             ) from None
-    newest = await services.graph.recent_activity(tenant, 1)
+    newest = await services.graph.episodes.recent_activity(tenant, 1)
     if newest and as_utc(newest[-1]) > now:
         raise InvalidInput(
             f"--now {now.isoformat()} is before {tenant!r}'s newest memory "
@@ -75,7 +75,7 @@ async def parse_now(services: Services, tenant: str, value: object) -> datetime:
 
 async def last_runs(services: Services, tenant: str) -> dict[str, str]:
     """The time (ISO) of the last run of each level for the tenant."""
-    raw = await services.graph.get_tenant_state(tenant, LAST_KEY)
+    raw = await services.graph.state.get(tenant, LAST_KEY)
     value = json.loads(raw) if raw else {}
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
@@ -84,4 +84,4 @@ async def remember_run(services: Services, tenant: str, level: Level, now: datet
     """Record `now` as the time of the tenant's last run of `level`."""
     runs = await last_runs(services, tenant)
     runs[level.value] = now.isoformat()
-    await services.graph.put_tenant_state(tenant, LAST_KEY, json.dumps(runs, sort_keys=True))
+    await services.graph.state.put(tenant, LAST_KEY, json.dumps(runs, sort_keys=True))

@@ -24,8 +24,8 @@ async def set_pinned(services: Services, tenant: str, uid: str, pinned: bool) ->
 
     Raises `NotFound` for a uid the tenant has no episode with (another tenant's included).
     """
-    before = await services.graph.get_episode(tenant, uid)
-    after = await services.graph.set_pinned(tenant, uid, pinned) if before else None
+    before = await services.graph.episodes.get(tenant, uid)
+    after = await services.graph.episodes.set_pinned(tenant, uid, pinned) if before else None
     if before is None or after is None:
         raise NotFound(f"no episode {uid!r} for this user (only episodes can be pinned)")
     if pinned and before.archived:

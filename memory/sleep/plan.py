@@ -54,17 +54,17 @@ current fact), `pinned` (left alone: pinned since the decision was made), `facts
 async def save_plan(services: Services, tenant: str, plan: Mapping[str, Decision]) -> None:
     """Write the decisions about to be applied to the tenant's state (before any is applied)."""
     value = json.dumps([[uid, d.value] for uid, d in plan.items()])
-    await services.graph.put_tenant_state(tenant, PLAN_KEY, value)
+    await services.graph.state.put(tenant, PLAN_KEY, value)
 
 
 async def clear_plan(services: Services, tenant: str) -> None:
     """Mark the tenant's plan done (every decision applied)."""
-    await services.graph.put_tenant_state(tenant, PLAN_KEY, "[]")
+    await services.graph.state.put(tenant, PLAN_KEY, "[]")
 
 
 async def load_plan(services: Services, tenant: str) -> dict[str, Decision]:
     """The decisions a run wrote and did not finish applying (empty when there are none)."""
-    raw = await services.graph.get_tenant_state(tenant, PLAN_KEY)
+    raw = await services.graph.state.get(tenant, PLAN_KEY)
     if not raw:
         return {}
     try:
@@ -91,7 +91,7 @@ async def carry_out(
         await save_plan(services, tenant, plan)
     done: Applied = Counter()
     for uid, decision in plan.items():
-        episode = await services.graph.get_episode(tenant, uid)
+        episode = await services.graph.episodes.get(tenant, uid)
         if episode is None:
             continue  # forgotten by the run this plan was left by
         if episode.pinned:  # pinned since the plan was made: the pin wins
@@ -102,7 +102,7 @@ async def carry_out(
             done["archived"] += 1
         elif decision == Decision.FORGET:
             # Re-checked one by one: forgetting one episode can leave another the only evidence.
-            if await services.graph.sole_evidence(tenant, [uid]):
+            if await services.graph.episodes.sole_evidence(tenant, [uid]):
                 done["protected"] += 1
                 continue
             faded = (salience or {}).get(uid, episode.salience)
@@ -129,7 +129,7 @@ async def resume(services: Services, tenant: str, now: datetime) -> dict[str, ob
 async def archive_episode(services: Services, episode: Episode) -> None:
     """Graph kept, vectors of its text removed (no longer found by similarity). Idempotent."""
     if not episode.archived:
-        await services.graph.update_scores(episode.tenant, episode.uid, archived=True)
+        await services.graph.episodes.update_scores(episode.tenant, episode.uid, archived=True)
     await services.vectors.delete_by_episode(
         episode.tenant, episode.uid, ["derivatives", "prospective"]
     )
@@ -151,20 +151,20 @@ async def forget_episode(
     reverie = False
     if salience < REVERIE_SALIENCE:
         reverie = await write_reverie(services, episode, now)
-    fact_uids = await services.graph.facts_stated_by(tenant, uid)
-    sources = await services.graph.sources_of_facts(tenant, fact_uids)
+    fact_uids = await services.graph.facts.stated_by(tenant, uid)
+    sources = await services.graph.facts.sources_many(tenant, fact_uids)
     alone = [f for f in fact_uids if [s for s in sources.get(f, []) if s != uid] == []]
     shared = [f for f in fact_uids if f not in alone]
     if alone:
         points = [point_id(tenant, f) for f in alone]
         await services.vectors.delete_points("knowledge", tenant, points)
         for f in alone:
-            await services.graph.delete_fact(tenant, f)
+            await services.graph.facts.delete(tenant, f)
     if shared:  # re-pointed at a remaining source before this one goes
-        facts = await services.graph.get_facts(tenant, shared)
+        facts = await services.graph.facts.get_many(tenant, shared)
         await index_facts(services, tenant, facts, exclude={uid})
     await release_episode(services, tenant, uid)
     await release_goals(services, tenant, uid, now)
     rebuilt = await without_episode(services, tenant, uid)
-    await services.graph.delete_episode(tenant, uid)
+    await services.graph.episodes.delete(tenant, uid)
     return len(alone), reverie, rebuilt

@@ -33,14 +33,14 @@ class Candidate:
 async def live_episodes(services: Services, tenant: str) -> list[Episode]:
     """The tenant's indexed and processed episodes (those sleep works on)."""
     statuses = [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED]
-    return await services.graph.list_by_status(tenant, statuses, limit=_SCAN)
+    return await services.graph.episodes.list_by_status(tenant, statuses, limit=_SCAN)
 
 
 async def connections_of(services: Services, tenant: str, uids: Sequence[str]) -> dict[str, int]:
     """Uid -> graph connections of each episode (strong co-retrieval links included)."""
     out: dict[str, int] = {}
     for i in range(0, len(uids), 500):
-        out |= await services.graph.episode_connections(tenant, uids[i : i + 500])
+        out |= await services.graph.episodes.connections(tenant, uids[i : i + 500])
     return out
 
 
@@ -74,7 +74,7 @@ async def rescore(
             math.isclose(c.salience, c.episode.salience, abs_tol=1e-9)
             and math.isclose(c.utility, c.episode.utility_score, abs_tol=1e-9)
         ):
-            await services.graph.update_scores(
+            await services.graph.episodes.update_scores(
                 tenant, c.episode.uid, salience=c.salience, utility_score=c.utility
             )
             changed += 1

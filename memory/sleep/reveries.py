@@ -130,9 +130,9 @@ async def write_reverie(services: Services, episode: Episode, now: datetime) -> 
     """Leave the ghost of a faded episode in `reveries`: a blurred embedding, the ids of its
     neighbours, and a one-line vague impression (its topics and entities, else a few words)."""
     tenant, uid = episode.tenant, episode.uid
-    topics = await services.graph.episode_topics(tenant, uid)
-    entities = [e.name for e in await services.graph.episode_entities(tenant, uid)]
-    neighbours = [n.episode.uid for n in await services.graph.temporal_neighbours(tenant, uid, 1)]
+    topics = await services.graph.topics.of_episode(tenant, uid)
+    entities = [e.name for e in await services.graph.entities.of_episode(tenant, uid)]
+    neighbours = [n.episode.uid for n in await services.graph.episodes.neighbours(tenant, uid, 1)]
     words = [w for w in re.findall(r"[^\W_]+", episode.user_text) if len(w) > 3]
     about = impression_words([*entities, *(t.replace("-", " ") for t in topics), *words])
     if not about:

@@ -355,7 +355,7 @@ def state_key(thread_id: str) -> str:
 
 async def load_layers(graph: GraphStore, tenant: str, thread_id: str) -> ThreadLayers:
     """The thread's layers (empty when none were built or the stored document is unreadable)."""
-    raw = await graph.get_tenant_state(tenant, state_key(thread_id))
+    raw = await graph.state.get(tenant, state_key(thread_id))
     if raw:
         try:
             return ThreadLayers.model_validate_json(raw)
@@ -366,4 +366,4 @@ async def load_layers(graph: GraphStore, tenant: str, thread_id: str) -> ThreadL
 
 async def save_layers(graph: GraphStore, tenant: str, layers: ThreadLayers) -> None:
     """Replace the thread's layers."""
-    await graph.put_tenant_state(tenant, state_key(layers.thread_id), layers.model_dump_json())
+    await graph.state.put(tenant, state_key(layers.thread_id), layers.model_dump_json())

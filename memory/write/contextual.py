@@ -165,7 +165,7 @@ async def contextualise(
     speaker, _ = speaker_label(episode.user_text)
     previous: list[Episode] = []
     if context_turns > 0:
-        neighbours = await graph.temporal_neighbours(episode.tenant, episode.uid, context_turns)
+        neighbours = await graph.episodes.neighbours(episode.tenant, episode.uid, context_turns)
         previous = [
             n.episode
             for n in neighbours

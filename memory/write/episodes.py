@@ -134,7 +134,7 @@ async def remember(
         created_at=as_utc(at) if at else utcnow(),
         ess=ess,
     )
-    result = await services.graph.create_episode(episode)
+    result = await services.graph.episodes.create(episode)
     return RememberResult(uid=result.uid, duplicate=result.duplicate)
 
 
@@ -169,7 +169,7 @@ async def apply_outbox_record(
     its bookkeeping (else the episode waits, `pending`, for a sweep)."""
     tenant, uid = str(record["tenant"]), str(record["uid"])
     ess = ESS.model_validate(record["ess"]) if record.get("ess") else None
-    await services.graph.create_episode(
+    await services.graph.episodes.create(
         NewEpisode(
             uid=uid,
             tenant=tenant,
@@ -181,9 +181,9 @@ async def apply_outbox_record(
         )
     )
     if record.get("agent_text") is not None:
-        await services.graph.attach_reply(tenant, uid, str(record["agent_text"]))
+        await services.graph.episodes.attach_reply(tenant, uid, str(record["agent_text"]))
     if ess is not None:
-        await services.graph.set_ess(tenant, uid, ess)
+        await services.graph.episodes.set_ess(tenant, uid, ess)
     if submit:
         services.bookkeeping.submit(tenant, uid)
 
@@ -244,12 +244,12 @@ async def index_episode(
     the stores as one run does. Raises `NotFound` if the episode does not exist for this tenant.
     """
     if episode is None or (episode.tenant, episode.uid) != (tenant, uid):
-        episode = await services.graph.get_episode(tenant, uid)
+        episode = await services.graph.episodes.get(tenant, uid)
     if episode is None:
         raise NotFound(f"episode {uid!r} does not exist for this tenant")
     if episode.archived:  # archived: graph kept, vectors removed (docs/design.md section 7)
         await services.vectors.delete_by_episode(tenant, uid)
-        await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
+        await services.graph.episodes.set_status(tenant, uid, EpisodeStatus.INDEXED)
         return 0
     chunks = (
         list(derivatives)
@@ -257,7 +257,7 @@ async def index_episode(
         else split_turn(episode.user_text, episode.agent_text)
     )
     chunks = [d for d in chunks if d.text.strip()]
-    await services.graph.set_status(tenant, uid, EpisodeStatus.STORED)
+    await services.graph.episodes.set_status(tenant, uid, EpisodeStatus.STORED)
 
     base = _base_payload(episode)
     texts = [d.text for d in chunks]
@@ -300,7 +300,7 @@ async def index_episode(
         )
         for kind, kept in kinds:
             await services.vectors.delete_stale(kind, tenant, uid, keep_ids=[p.id for p in kept])
-    await services.graph.set_status(tenant, uid, EpisodeStatus.INDEXED)
+    await services.graph.episodes.set_status(tenant, uid, EpisodeStatus.INDEXED)
     return len(points)
 
 
@@ -328,7 +328,7 @@ async def sweep(
     statuses = [EpisodeStatus.PENDING, EpisodeStatus.STORED]
     if process is not None:
         statuses.append(EpisodeStatus.INDEXED)
-    todo = await services.graph.list_by_status(tenant, statuses, limit=limit or 1_000_000)
+    todo = await services.graph.episodes.list_by_status(tenant, statuses, limit=limit or 1_000_000)
     report = SweepReport()
 
     async def default(episode: Episode) -> None:

@@ -41,7 +41,7 @@ class Failure:
 
 async def failures(graph: GraphStore, tenant: str) -> dict[str, Failure]:
     """The tenant's failing episodes by uid (empty when none)."""
-    raw = await graph.get_tenant_state(tenant, KEY)
+    raw = await graph.state.get(tenant, KEY)
     if not raw:
         return {}
     try:
@@ -53,7 +53,7 @@ async def failures(graph: GraphStore, tenant: str) -> dict[str, Failure]:
 
 async def _save(graph: GraphStore, tenant: str, found: dict[str, Failure]) -> None:
     value = json.dumps({uid: asdict(f) for uid, f in found.items()}, ensure_ascii=False)
-    await graph.put_tenant_state(tenant, KEY, value)
+    await graph.state.put(tenant, KEY, value)
 
 
 async def record_failure(
@@ -96,7 +96,7 @@ async def release(graph: GraphStore, tenant: str) -> list[str]:
 async def quarantined(graph: GraphStore) -> dict[tuple[str, str], Failure]:
     """Every quarantined episode, by (tenant, uid) (maintenance view for `mneme doctor`)."""
     out: dict[tuple[str, str], Failure] = {}
-    for tenant in await graph.list_tenants():
+    for tenant in await graph.episodes.list_tenants():
         for uid, failure in (await failures(graph, tenant)).items():
             if failure.quarantined:
                 out[(tenant, uid)] = failure

@@ -36,16 +36,18 @@ async def reindex_all(
     await services.graph.setup()
     await services.vectors.drop_collections(services.embedder.fingerprint)
     await services.vectors.setup(rebuild=True)
-    tenants = await services.graph.list_tenants()
+    tenants = await services.graph.episodes.list_tenants()
     todo = [
         (tenant, uid)
         for tenant in tenants
-        for uid in await services.graph.list_episode_uids(tenant)
+        for uid in await services.graph.episodes.list_uids(tenant)
     ]
     report = SweepReport()
     for n, (tenant, uid) in enumerate(todo, start=1):
         try:
-            await services.graph.set_status(tenant, uid, EpisodeStatus.PENDING, only_forward=False)
+            await services.graph.episodes.set_status(
+                tenant, uid, EpisodeStatus.PENDING, only_forward=False
+            )
             await pipeline(services, tenant, uid)
             report.done.append(uid)
         except Exception as exc:
@@ -54,7 +56,7 @@ async def reindex_all(
         if progress:
             progress(n, len(todo))
     for tenant in tenants:
-        facts = await services.graph.list_facts(tenant, include_superseded=True)
+        facts = await services.graph.facts.list(tenant, include_superseded=True)
         await index_facts(services, tenant, facts)
         await index_features(services, tenant)
         await index_summaries(services, tenant)

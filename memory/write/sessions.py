@@ -141,7 +141,7 @@ extractive: Summariser = extractive_with(str)
 async def _topics(services: Services, tenant: str, episodes: Sequence[Episode]) -> tuple[str, ...]:
     counts: Counter[str] = Counter()
     for episode in episodes:
-        counts.update(await services.graph.episode_topics(tenant, episode.uid))
+        counts.update(await services.graph.topics.of_episode(tenant, episode.uid))
     ranked = sorted(counts, key=lambda t: (-counts[t], t))
     return tuple(ranked[:MAX_TOPICS])
 
@@ -185,13 +185,13 @@ def _point(summary: SessionSummary, text: str, dense: list[float]) -> VectorPoin
 async def write_summary(services: Services, summary: SessionSummary) -> None:
     """Store a summary: its point first, then the graph node and edges (see the module doc)."""
     await services.vectors.upsert("summaries", await _points(services, [summary]))
-    await services.graph.upsert_summary(summary)
+    await services.graph.summaries.upsert(summary)
 
 
 async def index_summaries(services: Services, tenant: str) -> int:
     """(Re-)embed every summary of the tenant into `summaries` (`mneme reindex`: the graph
     is the source of truth); the number of points written."""
-    summaries = await services.graph.list_summaries(tenant)
+    summaries = await services.graph.summaries.list(tenant)
     for start in range(0, len(summaries), 64):
         batch = summaries[start : start + 64]
         await services.vectors.upsert("summaries", await _points(services, batch))
@@ -201,7 +201,7 @@ async def index_summaries(services: Services, tenant: str) -> int:
 async def delete_summary(services: Services, tenant: str, uid: str) -> None:
     """Remove a summary: its point first, then the graph node (a re-run finishes it)."""
     await services.vectors.delete_points("summaries", tenant, [point_id(tenant, uid)])
-    await services.graph.delete_summary(tenant, uid)
+    await services.graph.summaries.delete(tenant, uid)
 
 
 async def build(
@@ -248,11 +248,13 @@ async def summarise_thread(
     written = 0
     async with services.locks.get("sessions", tenant):
         while True:
-            stored = await services.graph.list_summaries(tenant, thread_id)
+            stored = await services.graph.summaries.list(tenant, thread_id)
             cursor = None
             if stored:  # re-read the last summarised session: it may have grown
                 cursor = (as_utc(stored[-1].started_at) - timedelta(microseconds=1), "")
-            page = await services.graph.thread_episodes(tenant, thread_id, after=cursor, limit=PAGE)
+            page = await services.graph.episodes.in_thread(
+                tenant, thread_id, after=cursor, limit=PAGE
+            )
             sessions = split_sessions(page, gap)
             if not sessions:
                 return written
@@ -289,7 +291,7 @@ async def summarise_sessions(
     """Summarise every thread's finished sessions at `now` (the consolidation pass); the number
     of summaries written."""
     statuses = [EpisodeStatus.INDEXED, EpisodeStatus.PROCESSED]
-    episodes = await services.graph.list_by_status(tenant, statuses, limit=10_000_000)
+    episodes = await services.graph.episodes.list_by_status(tenant, statuses, limit=10_000_000)
     threads = sorted({e.thread_id for e in episodes})
     written = 0
     for thread_id in threads:
@@ -303,11 +305,12 @@ async def without_episode(
     """Rebuild every summary of the episode from its other turns (the same uid), or remove it
     when none is left; call it before the episode is deleted. The number of summaries changed."""
     changed = 0
-    uids = await services.graph.summaries_of_episode(tenant, episode_uid)
-    for summary in await services.graph.get_summaries(tenant, uids):
+    uids = await services.graph.summaries.of_episode(tenant, episode_uid)
+    for summary in await services.graph.summaries.get_many(tenant, uids):
         rest = [u for u in summary.episode_uids if u != episode_uid]
         episodes = sorted(
-            await services.graph.get_episodes(tenant, rest), key=lambda e: (e.created_at, e.uid)
+            await services.graph.episodes.get_many(tenant, rest),
+            key=lambda e: (e.created_at, e.uid),
         )
         if episodes:
             await build(services, tenant, summary.thread_id, summary.uid, episodes, summarise)

@@ -13,30 +13,30 @@ from ._support import at, new_episode
 
 
 async def test_recent_activity_is_the_newest_oldest_first(graph: GraphStore) -> None:
-    assert await graph.recent_activity("t1", 5) == []
+    assert await graph.episodes.recent_activity("t1", 5) == []
     for minute in [30, 10, 50, 20, 40]:
-        await graph.create_episode(new_episode("t1", f"at {minute}", minute, uid=f"e{minute}"))
-    await graph.create_episode(new_episode("t1", "same instant", 50, uid="e50b"))
-    await graph.create_episode(new_episode("t2", "someone else", 99, uid="other"))
+        await graph.episodes.create(new_episode("t1", f"at {minute}", minute, uid=f"e{minute}"))
+    await graph.episodes.create(new_episode("t1", "same instant", 50, uid="e50b"))
+    await graph.episodes.create(new_episode("t2", "someone else", 99, uid="other"))
 
-    assert await graph.recent_activity("t1", 3) == [at(40), at(50), at(50)]
-    assert await graph.recent_activity("t1", 1) == [at(50)]
+    assert await graph.episodes.recent_activity("t1", 3) == [at(40), at(50), at(50)]
+    assert await graph.episodes.recent_activity("t1", 1) == [at(50)]
     everything = [at(10), at(20), at(30), at(40), at(50), at(50)]
-    assert await graph.recent_activity("t1", 100) == everything
-    assert await graph.recent_activity("t2", 100) == [at(99)]
-    assert await graph.recent_activity("t1", 0) == []
-    assert all(t.utcoffset() is not None for t in await graph.recent_activity("t1", 3))
+    assert await graph.episodes.recent_activity("t1", 100) == everything
+    assert await graph.episodes.recent_activity("t2", 100) == [at(99)]
+    assert await graph.episodes.recent_activity("t1", 0) == []
+    assert all(t.utcoffset() is not None for t in await graph.episodes.recent_activity("t1", 3))
     with pytest.raises(ValueError):
-        await graph.recent_activity("t1", -1)
+        await graph.episodes.recent_activity("t1", -1)
 
-    await graph.delete_episode("t1", "e50")
-    await graph.delete_episode("t1", "e50b")
-    assert await graph.recent_activity("t1", 2) == [at(30), at(40)]
+    await graph.episodes.delete("t1", "e50")
+    await graph.episodes.delete("t1", "e50b")
+    assert await graph.episodes.recent_activity("t1", 2) == [at(30), at(40)]
 
 
 async def test_recent_activity_reads_an_index_not_the_table(graph: GraphStore) -> None:
     for minute in range(3):
-        await graph.create_episode(new_episode("t1", f"n{minute}", minute))
+        await graph.episodes.create(new_episode("t1", f"n{minute}", minute))
     if graph.backend == "sqlite":
         from memory.stores.sqlite.episodes import Q_RECENT
 

@@ -37,64 +37,68 @@ def concept(tenant: str, uid: str, minutes: float = 0, **extra: object) -> Conce
 
 async def _story(graph: GraphStore, tenant: str) -> None:
     for i in range(4):
-        await graph.create_episode(new_episode(tenant, f"turn {i}", i, uid=f"{tenant}-e{i}"))
+        await graph.episodes.create(new_episode(tenant, f"turn {i}", i, uid=f"{tenant}-e{i}"))
     fact = Fact(uid=f"{tenant}-f", tenant=tenant, text="runs marathons", valid_from=at(0))
-    await graph.add_fact(fact, f"{tenant}-e0")
+    await graph.facts.add(fact, f"{tenant}-e0")
 
 
 async def test_put_concept_round_trips_and_replaces_its_members(graph: GraphStore) -> None:
     await _story(graph, "t1")
     await _story(graph, "t2")
     c = concept("t1", "c1")
-    stored = await graph.put_concept(
+    stored = await graph.concepts.put(
         c, ["t1-e0", "t1-e1", "t1-e1", "t2-e2", "missing", ""], ["t1-f", "t2-f"]
     )
     assert stored == c
-    assert await graph.get_concept("t1", "c1") == c
-    assert await graph.get_concept("t2", "c1") is None
-    assert await graph.concept_members("t1", "c1") == Members(
+    assert await graph.concepts.get("t1", "c1") == c
+    assert await graph.concepts.get("t2", "c1") is None
+    assert await graph.concepts.members("t1", "c1") == Members(
         episodes=["t1-e0", "t1-e1"], facts=["t1-f"]
     )
-    assert await graph.concept_members("t2", "c1") == Members(episodes=[], facts=[])
+    assert await graph.concepts.members("t2", "c1") == Members(episodes=[], facts=[])
     changed = concept("t1", "c1", label="running", episode_count=2, loop="", loop_count=0)
-    await graph.put_concept(changed, ["t1-e2", "t1-e3"], [])
-    assert await graph.get_concept("t1", "c1") == changed
-    assert await graph.concept_members("t1", "c1") == Members(episodes=["t1-e2", "t1-e3"], facts=[])
+    await graph.concepts.put(changed, ["t1-e2", "t1-e3"], [])
+    assert await graph.concepts.get("t1", "c1") == changed
+    assert await graph.concepts.members("t1", "c1") == Members(
+        episodes=["t1-e2", "t1-e3"], facts=[]
+    )
     with pytest.raises(StoreError):
-        await graph.put_concept(concept("t2", "c1"), ["t2-e0"], [])
-    assert await graph.concept_members("t1", "c1") == Members(episodes=["t1-e2", "t1-e3"], facts=[])
+        await graph.concepts.put(concept("t2", "c1"), ["t2-e0"], [])
+    assert await graph.concepts.members("t1", "c1") == Members(
+        episodes=["t1-e2", "t1-e3"], facts=[]
+    )
 
 
 async def test_concepts_list_in_order_and_delete_keeps_members(graph: GraphStore) -> None:
     await _story(graph, "t1")
-    await graph.put_concept(concept("t1", "c-late", 10), ["t1-e0"], [])
-    await graph.put_concept(concept("t1", "c-b", 5), ["t1-e0", "t1-e1"], ["t1-f"])
-    await graph.put_concept(concept("t1", "c-a", 5), ["t1-e1"], [])
-    assert [c.uid for c in await graph.list_concepts("t1")] == ["c-a", "c-b", "c-late"]
-    assert await graph.list_concepts("t2") == []
-    assert await graph.groups_of_episode("t1", "t1-e0") == Groups(
+    await graph.concepts.put(concept("t1", "c-late", 10), ["t1-e0"], [])
+    await graph.concepts.put(concept("t1", "c-b", 5), ["t1-e0", "t1-e1"], ["t1-f"])
+    await graph.concepts.put(concept("t1", "c-a", 5), ["t1-e1"], [])
+    assert [c.uid for c in await graph.concepts.list("t1")] == ["c-a", "c-b", "c-late"]
+    assert await graph.concepts.list("t2") == []
+    assert await graph.episodes.groups("t1", "t1-e0") == Groups(
         concepts=["c-b", "c-late"], diary=[]
     )
-    assert not await graph.delete_concept("t2", "c-b")
-    assert await graph.delete_concept("t1", "c-b")
-    assert not await graph.delete_concept("t1", "c-b")
-    assert await graph.concept_members("t1", "c-b") == Members(episodes=[], facts=[])
-    assert await graph.get_episode("t1", "t1-e1") is not None
-    assert await graph.get_fact("t1", "t1-f") is not None
-    assert await graph.groups_of_episode("t1", "t1-e0") == Groups(concepts=["c-late"], diary=[])
+    assert not await graph.concepts.delete("t2", "c-b")
+    assert await graph.concepts.delete("t1", "c-b")
+    assert not await graph.concepts.delete("t1", "c-b")
+    assert await graph.concepts.members("t1", "c-b") == Members(episodes=[], facts=[])
+    assert await graph.episodes.get("t1", "t1-e1") is not None
+    assert await graph.facts.get("t1", "t1-f") is not None
+    assert await graph.episodes.groups("t1", "t1-e0") == Groups(concepts=["c-late"], diary=[])
 
 
 async def test_deleting_a_member_drops_only_its_edge(graph: GraphStore) -> None:
     await _story(graph, "t1")
-    await graph.put_concept(concept("t1", "c1"), ["t1-e0", "t1-e1"], ["t1-f"])
+    await graph.concepts.put(concept("t1", "c1"), ["t1-e0", "t1-e1"], ["t1-f"])
     entry = DiaryEntry(uid="d1", tenant="t1", day="2024-05-01", text="A day.", created_at=at(0))
-    await graph.put_diary_entry(entry, ["t1-e0", "t1-e1"])
-    assert await graph.delete_episode("t1", "t1-e0")
-    assert await graph.delete_fact("t1", "t1-f")
-    assert await graph.concept_members("t1", "c1") == Members(episodes=["t1-e1"], facts=[])
-    assert await graph.diary_sources("t1", "d1") == ["t1-e1"]
-    assert await graph.groups_of_episode("t1", "t1-e0") == Groups(concepts=[], diary=[])
-    assert await graph.groups_of_episode("t1", "t1-e1") == Groups(concepts=["c1"], diary=["d1"])
+    await graph.diary.put(entry, ["t1-e0", "t1-e1"])
+    assert await graph.episodes.delete("t1", "t1-e0")
+    assert await graph.facts.delete("t1", "t1-f")
+    assert await graph.concepts.members("t1", "c1") == Members(episodes=["t1-e1"], facts=[])
+    assert await graph.diary.sources("t1", "d1") == ["t1-e1"]
+    assert await graph.episodes.groups("t1", "t1-e0") == Groups(concepts=[], diary=[])
+    assert await graph.episodes.groups("t1", "t1-e1") == Groups(concepts=["c1"], diary=["d1"])
 
 
 async def test_diary_entries_round_trip_replace_and_delete(graph: GraphStore) -> None:
@@ -110,43 +114,43 @@ async def test_diary_entries_round_trip_replace_and_delete(graph: GraphStore) ->
         created_at=at(30),
     )
     first = DiaryEntry(uid="d1", tenant="t1", day="2024-05-01", text="Quiet.", created_at=at(0))
-    assert await graph.put_diary_entry(second, ["t1-e2", "t1-e3", "t2-e0"]) == second
-    await graph.put_diary_entry(first, ["t1-e0"])
-    assert await graph.list_diary("t1") == [first, second]
-    assert await graph.list_diary("t2") == []
-    assert await graph.list_diary("t1", first="2024-05-02") == [second]
-    assert await graph.list_diary("t1", last="2024-05-01") == [first]
-    assert await graph.list_diary("t1", first="2024-05-01", last="2024-05-02") == [first, second]
-    assert await graph.list_diary("t1", first="2024-05-03") == []
-    assert await graph.list_diary("t2", first="2024-05-01", last="2024-05-02") == []
-    assert await graph.diary_sources("t1", "d2") == ["t1-e2", "t1-e3"]
-    assert await graph.diary_sources("t2", "d2") == []
+    assert await graph.diary.put(second, ["t1-e2", "t1-e3", "t2-e0"]) == second
+    await graph.diary.put(first, ["t1-e0"])
+    assert await graph.diary.list("t1") == [first, second]
+    assert await graph.diary.list("t2") == []
+    assert await graph.diary.list("t1", first="2024-05-02") == [second]
+    assert await graph.diary.list("t1", last="2024-05-01") == [first]
+    assert await graph.diary.list("t1", first="2024-05-01", last="2024-05-02") == [first, second]
+    assert await graph.diary.list("t1", first="2024-05-03") == []
+    assert await graph.diary.list("t2", first="2024-05-01", last="2024-05-02") == []
+    assert await graph.diary.sources("t1", "d2") == ["t1-e2", "t1-e3"]
+    assert await graph.diary.sources("t2", "d2") == []
     rewritten = second.model_copy(update={"text": "We ran.", "episode_count": 1})
-    await graph.put_diary_entry(rewritten, ["t1-e3"])
-    assert await graph.list_diary("t1") == [first, rewritten]
-    assert await graph.diary_sources("t1", "d2") == ["t1-e3"]
+    await graph.diary.put(rewritten, ["t1-e3"])
+    assert await graph.diary.list("t1") == [first, rewritten]
+    assert await graph.diary.sources("t1", "d2") == ["t1-e3"]
     with pytest.raises(StoreError):
-        await graph.put_diary_entry(first.model_copy(update={"tenant": "t2"}), [])
-    assert not await graph.delete_diary_entry("t2", "d1")
-    assert await graph.delete_diary_entry("t1", "d1")
-    assert not await graph.delete_diary_entry("t1", "d1")
-    assert await graph.list_diary("t1") == [rewritten]
+        await graph.diary.put(first.model_copy(update={"tenant": "t2"}), [])
+    assert not await graph.diary.delete("t2", "d1")
+    assert await graph.diary.delete("t1", "d1")
+    assert not await graph.diary.delete("t1", "d1")
+    assert await graph.diary.list("t1") == [rewritten]
 
 
 async def test_episode_terms_are_topics_and_entities(graph: GraphStore) -> None:
     await _story(graph, "t1")
-    await graph.link_topics("t1", "t1-e0", ["marathon", "training"])
-    await graph.upsert_entity("t1", "Jane Doe", EntityType.PERSON)
-    await graph.link_mentions("t1", "t1-e0", ["Jane Doe"])
-    await graph.link_topics("t1", "t1-e1", ["jane-doe"])
-    terms = await graph.episode_terms("t1", ["t1-e0", "t1-e1", "t1-e2", "missing", "t1-e0"])
+    await graph.topics.link("t1", "t1-e0", ["marathon", "training"])
+    await graph.entities.upsert("t1", "Jane Doe", EntityType.PERSON)
+    await graph.entities.link_mentions("t1", "t1-e0", ["Jane Doe"])
+    await graph.topics.link("t1", "t1-e1", ["jane-doe"])
+    terms = await graph.episodes.terms("t1", ["t1-e0", "t1-e1", "t1-e2", "missing", "t1-e0"])
     assert terms == {
         "t1-e0": ["jane doe", "marathon", "training"],
         "t1-e1": ["jane-doe"],
         "t1-e2": [],
     }
-    assert await graph.episode_terms("t2", ["t1-e0"]) == {}
-    assert await graph.episode_terms("t1", []) == {}
+    assert await graph.episodes.terms("t2", ["t1-e0"]) == {}
+    assert await graph.episodes.terms("t1", []) == {}
 
 
 async def test_sqlite_v3_file_migrates_to_loop_emotions(tmp_path: Path) -> None:
@@ -154,7 +158,7 @@ async def test_sqlite_v3_file_migrates_to_loop_emotions(tmp_path: Path) -> None:
     store = SqliteGraphStore(path)
     await store.setup()
     await _story(store, "t1")
-    await store.put_concept(concept("t1", "c1"), ["t1-e0"], [])
+    await store.concepts.put(concept("t1", "c1"), ["t1-e0"], [])
     await store.close()
     conn = sqlite3.connect(path, isolation_level=None)  # what version 3 made
     conn.execute("ALTER TABLE concepts DROP COLUMN loop_emotion")
@@ -164,10 +168,10 @@ async def test_sqlite_v3_file_migrates_to_loop_emotions(tmp_path: Path) -> None:
     store = SqliteGraphStore(path)
     try:
         assert await store.schema_version() == 3
-        assert await store.get_concept("t1", "c1") == concept("t1", "c1")  # migrates on first use
+        assert await store.concepts.get("t1", "c1") == concept("t1", "c1")  # migrates on first use
         assert await store.schema_version() == SCHEMA_VERSION == 4
         felt = concept("t1", "c1", loop_emotion="stressed")
-        assert await store.put_concept(felt, ["t1-e0"], []) == felt
+        assert await store.concepts.put(felt, ["t1-e0"], []) == felt
     finally:
         await store.close()
 
@@ -177,8 +181,8 @@ async def test_neo4j_concept_of_version_3_reads_without_a_loop_emotion(
     neo4j_graph: GraphStore,
 ) -> None:
     await _story(neo4j_graph, "t1")
-    await neo4j_graph.put_concept(concept("t1", "c1", loop_emotion="sad"), ["t1-e0"], [])
+    await neo4j_graph.concepts.put(concept("t1", "c1", loop_emotion="sad"), ["t1-e0"], [])
     await neo4j_graph._query(  # type: ignore[attr-defined]
         "MATCH (c:Concept {uid: 'c1'}) REMOVE c.loop_emotion", {}, write=True
     )
-    assert await neo4j_graph.get_concept("t1", "c1") == concept("t1", "c1")
+    assert await neo4j_graph.concepts.get("t1", "c1") == concept("t1", "c1")

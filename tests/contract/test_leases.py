@@ -53,7 +53,7 @@ CHILD = CHILD_OPEN_STORE + textwrap.dedent(
 
 async def lease_of(graph: GraphStore, tenant: str) -> Lease | None:
     """The tenant's consolidation lease as stored (its tenant-state record), or None."""
-    return Lease.decode(await graph.get_tenant_state(tenant, KEY_PREFIX + "consolidation"))
+    return Lease.decode(await graph.state.get(tenant, KEY_PREFIX + "consolidation"))
 
 
 def target_of(graph: GraphStore, tmp_path: Path) -> tuple[str, GraphStore]:
@@ -82,42 +82,42 @@ async def reported(proc: asyncio.subprocess.Process) -> dict[str, str]:
 
 async def test_a_lease_has_one_holder_until_released_or_expired(graph: GraphStore) -> None:
     assert await lease_of(graph, "t1") is None
-    first = await graph.take_lease("t1", "consolidation", "a", T0, TTL)
+    first = await graph.leases.take("t1", "consolidation", "a", T0, TTL)
     assert (first.holder, first.expires) == ("a", T0 + TTL)
-    held = await graph.take_lease("t1", "consolidation", "b", T0 + timedelta(minutes=1), TTL)
+    held = await graph.leases.take("t1", "consolidation", "b", T0 + timedelta(minutes=1), TTL)
     assert held == first  # b finds a's lease, unchanged
-    renewed = await graph.take_lease("t1", "consolidation", "a", T0 + timedelta(minutes=1), TTL)
+    renewed = await graph.leases.take("t1", "consolidation", "a", T0 + timedelta(minutes=1), TTL)
     assert renewed.expires == T0 + timedelta(minutes=3)
     assert await lease_of(graph, "t1") == renewed
     # Other tenants and other names are other leases.
-    assert (await graph.take_lease("t2", "consolidation", "b", T0, TTL)).holder == "b"
-    assert (await graph.take_lease("t1", "other", "b", T0, TTL)).holder == "b"
+    assert (await graph.leases.take("t2", "consolidation", "b", T0, TTL)).holder == "b"
+    assert (await graph.leases.take("t1", "other", "b", T0, TTL)).holder == "b"
 
-    assert await graph.release_lease("t1", "consolidation", "b") is False  # not b's to give up
+    assert await graph.leases.release("t1", "consolidation", "b") is False  # not b's to give up
     assert (await lease_of(graph, "t1")) == renewed
-    assert await graph.release_lease("t1", "consolidation", "a") is True
+    assert await graph.leases.release("t1", "consolidation", "a") is True
     assert await lease_of(graph, "t1") is None
-    assert await graph.release_lease("t1", "consolidation", "a") is False  # idempotent
-    assert (await graph.take_lease("t1", "consolidation", "b", T0, TTL)).holder == "b"
+    assert await graph.leases.release("t1", "consolidation", "a") is False  # idempotent
+    assert (await graph.leases.take("t1", "consolidation", "b", T0, TTL)).holder == "b"
 
 
 async def test_an_expired_lease_is_taken_over(graph: GraphStore) -> None:
-    await graph.take_lease("t1", "consolidation", "dead", T0, TTL)
+    await graph.leases.take("t1", "consolidation", "dead", T0, TTL)
     at_expiry = T0 + TTL
-    taken = await graph.take_lease("t1", "consolidation", "next", at_expiry, TTL)
+    taken = await graph.leases.take("t1", "consolidation", "next", at_expiry, TTL)
     assert (taken.holder, taken.expires) == ("next", at_expiry + TTL)
-    assert await graph.release_lease("t1", "consolidation", "dead") is False  # late: not its own
+    assert await graph.leases.release("t1", "consolidation", "dead") is False  # late: not its own
 
 
 async def test_a_lease_refuses_bad_input(graph: GraphStore) -> None:
     with pytest.raises(ValueError, match="ttl must be positive"):
-        await graph.take_lease("t1", "consolidation", "a", T0, timedelta(0))
+        await graph.leases.take("t1", "consolidation", "a", T0, timedelta(0))
     with pytest.raises(ValueError, match="needs a holder"):
-        await graph.take_lease("t1", "consolidation", " ", T0, TTL)
+        await graph.leases.take("t1", "consolidation", " ", T0, TTL)
     with pytest.raises(ValueError, match="needs a name"):
-        await graph.take_lease("t1", "", "a", T0, TTL)
-    await graph.put_tenant_state("t1", "lease:consolidation", "not json")
-    taken = await graph.take_lease("t1", "consolidation", "a", T0, TTL)
+        await graph.leases.take("t1", "", "a", T0, TTL)
+    await graph.state.put("t1", "lease:consolidation", "not json")
+    taken = await graph.leases.take("t1", "consolidation", "a", T0, TTL)
     assert taken.holder == "a"  # an unreadable lease counts as free
 
 
@@ -163,7 +163,7 @@ async def test_a_killed_holders_lease_is_taken_over_after_it_expires(
         lease = await lease_of(parent, "race")
         assert lease is not None and lease.holder == "killed"
         assert lease.expires.isoformat() == held["expires"]
-        taken = await parent.take_lease("race", "consolidation", "next", lease.expires, TTL)
+        taken = await parent.leases.take("race", "consolidation", "next", lease.expires, TTL)
         assert taken.holder == "next"  # at its expiry it is free
     finally:
         if proc.returncode is None:

@@ -49,8 +49,8 @@ async def test_sqlite_v1_file_migrates_keeping_everything(tmp_path: Path) -> Non
     store = SqliteGraphStore(path)
     await store.setup()
     for minute, uid in [(0, "a"), (1, "b"), (2, "c")]:
-        await store.create_episode(new_episode("t1", f"turn {uid}", minute, uid=uid))
-    await store.link_topics("t1", "b", ["tea"])
+        await store.episodes.create(new_episode("t1", f"turn {uid}", minute, uid=uid))
+    await store.topics.link("t1", "b", ["tea"])
     await store.close()
     store = SqliteGraphStore(path)
     make_v1(path, store)
@@ -58,12 +58,12 @@ async def test_sqlite_v1_file_migrates_keeping_everything(tmp_path: Path) -> Non
         assert await store.schema_version() == 1
         await store.setup()
         assert await store.schema_version() == SCHEMA_VERSION
-        assert await store.list_episode_uids("t1") == ["a", "b", "c"]
-        assert [n.episode.uid for n in await store.temporal_neighbours("t1", "b", 1)] == ["a", "c"]
-        assert await store.episode_topics("t1", "b") == ["tea"]
-        again = await store.create_episode(new_episode("t1", "turn a", 9, uid="a-again"))
+        assert await store.episodes.list_uids("t1") == ["a", "b", "c"]
+        assert [n.episode.uid for n in await store.episodes.neighbours("t1", "b", 1)] == ["a", "c"]
+        assert await store.topics.of_episode("t1", "b") == ["tea"]
+        again = await store.episodes.create(new_episode("t1", "turn a", 9, uid="a-again"))
         assert again.duplicate is False
-        assert await store.count_episodes("t1") == 4
+        assert await store.episodes.count("t1") == 4
     finally:
         await store.close()
 
@@ -93,8 +93,8 @@ async def test_neo4j_v1_constraint_is_dropped(neo4j_graph: GraphStore) -> None:
         )
     }
     assert "episode_hash" not in names
-    await store.create_episode(new_episode("t1", "same", 0, uid="one"))
-    assert (await store.create_episode(new_episode("t1", "same", 1, uid="two"))).duplicate is False
+    await store.episodes.create(new_episode("t1", "same", 0, uid="one"))
+    assert (await store.episodes.create(new_episode("t1", "same", 1, uid="two"))).duplicate is False
 
 
 V1_FACTS = """CREATE TABLE facts (
@@ -107,14 +107,14 @@ OLD = Fact(uid="f-v1", tenant="t1", text="likes tea", confidence=0.7, valid_from
 async def check_old_fact(store: GraphStore) -> None:
     """The version-1 fact reads with the defaults, is found by the new filters and can be
     superseded by a typed fact."""
-    assert await store.get_fact("t1", "f-v1") == OLD
+    assert await store.facts.get("t1", "f-v1") == OLD
     assert OLD.kind is FactKind.ATTRIBUTE and OLD.subject == USER_SUBJECT
-    assert await store.list_facts("t1", subject=USER_SUBJECT, attribute="") == [OLD]
-    assert await store.list_facts("t1", kinds=[FactKind.ATTRIBUTE]) == [OLD]
+    assert await store.facts.list("t1", subject=USER_SUBJECT, attribute="") == [OLD]
+    assert await store.facts.list("t1", kinds=[FactKind.ATTRIBUTE]) == [OLD]
     new = Fact(uid="f-v2", tenant="t1", text="likes coffee", valid_from=at(5), concepts=("drink",))
-    await store.supersede_fact("t1", "f-v1", new, at(5))
-    assert [f.uid for f in await store.list_facts("t1")] == ["f-v2"]
-    assert await store.get_facts("t1", ["f-v2"]) == [new]
+    await store.facts.supersede("t1", "f-v1", new, at(5))
+    assert [f.uid for f in await store.facts.list("t1")] == ["f-v2"]
+    assert await store.facts.get_many("t1", ["f-v2"]) == [new]
 
 
 async def test_sqlite_setup_adds_the_new_fact_columns(tmp_path: Path) -> None:

@@ -122,8 +122,8 @@ async def test_every_episode_field_round_trips(graph: GraphStore, write_raw: Wri
 
     episode = sample(Episode, uid="ep-all", tenant=TENANT)
     await write_raw("episodes", episode, {})
-    assert await graph.get_episode(TENANT, "ep-all") == episode
-    assert await graph.get_episodes(TENANT, ["ep-all"]) == [episode]
+    assert await graph.episodes.get(TENANT, "ep-all") == episode
+    assert await graph.episodes.get_many(TENANT, ["ep-all"]) == [episode]
 
 
 async def test_every_belief_fact_feature_and_snapshot_field_round_trips(
@@ -137,11 +137,11 @@ async def test_every_belief_fact_feature_and_snapshot_field_round_trips(
     await write_raw("facts", fact, {})
     await write_raw("features", feature, {})
     await write_raw("snapshots", snapshot, {})
-    assert await graph.get_belief(TENANT, belief.uid) == belief
-    assert await graph.get_fact(TENANT, fact.uid) == fact
-    assert await graph.get_facts(TENANT, [fact.uid]) == [fact]
-    assert await graph.get_feature(TENANT, feature.uid) == feature
-    assert await graph.current_snapshot(TENANT) == snapshot
+    assert await graph.beliefs.get(TENANT, belief.uid) == belief
+    assert await graph.facts.get(TENANT, fact.uid) == fact
+    assert await graph.facts.get_many(TENANT, [fact.uid]) == [fact]
+    assert await graph.features.get(TENANT, feature.uid) == feature
+    assert await graph.snapshots.current(TENANT) == snapshot
 
 
 async def test_every_entity_and_evidence_field_round_trips(
@@ -149,10 +149,10 @@ async def test_every_entity_and_evidence_field_round_trips(
 ) -> None:
     entity = sample(Entity, tenant=TENANT)
     await write_raw("entities", entity, {"key": entity_key(entity.name)})
-    assert await graph.entities_named(TENANT, [entity.name]) == [entity]
+    assert await graph.entities.named(TENANT, [entity.name]) == [entity]
 
-    await graph.create_episode(new_episode(TENANT, "the source", uid="ep-src"))
-    belief = await graph.upsert_belief(Belief(uid="b-ev", tenant=TENANT, topic="x", statement="s"))
+    await graph.episodes.create(new_episode(TENANT, "the source", uid="ep-src"))
+    belief = await graph.beliefs.upsert(Belief(uid="b-ev", tenant=TENANT, topic="x", statement="s"))
     evidence = sample(Evidence, episode_uid="ep-src", belief_uid=belief.uid)
     await write_raw("evidence", evidence, {"tenant": TENANT})
-    assert await graph.belief_evidence(TENANT, belief.uid) == [evidence]
+    assert await graph.beliefs.evidence(TENANT, belief.uid) == [evidence]

@@ -31,7 +31,7 @@ CHILD = CHILD_OPEN_STORE + textwrap.dedent(
             if i == 0:
                 time.sleep(max(0.0, start - time.time()))
             await store.setup()
-            await store.create_episode(
+            await store.episodes.create(
                 NewEpisode(tenant="setup-race", thread_id=name, user_text=f"{name} {i}", agent_text="")
             )
             await store.close()
@@ -42,11 +42,11 @@ CHILD = CHILD_OPEN_STORE + textwrap.dedent(
 
 
 async def test_setup_twice_is_harmless(graph: GraphStore) -> None:
-    await graph.create_episode(new_episode("t1", "survives", uid="ep"))
+    await graph.episodes.create(new_episode("t1", "survives", uid="ep"))
     await graph.setup()
     await graph.setup()
     assert await graph.schema_version() == SCHEMA_VERSION
-    assert await graph.get_episode("t1", "ep") is not None
+    assert await graph.episodes.get("t1", "ep") is not None
     await graph.ping()
 
 
@@ -67,9 +67,9 @@ async def test_setup_from_two_processes_at_once(graph: GraphStore, tmp_path: Pat
 
     try:
         assert await checker.schema_version() == SCHEMA_VERSION
-        assert await checker.count_episodes("setup-race") == 8
-        uids = await checker.list_episode_uids("setup-race")
-        around = await checker.temporal_neighbours("setup-race", uids[0], 10)
+        assert await checker.episodes.count("setup-race") == 8
+        uids = await checker.episodes.list_uids("setup-race")
+        around = await checker.episodes.neighbours("setup-race", uids[0], 10)
         assert len(around) == 7  # one chain through all eight
     finally:
         if checker is not graph:
@@ -83,12 +83,12 @@ async def test_sqlite_schema_version_and_lazy_setup(tmp_path: Path) -> None:
     store = SqliteGraphStore(tmp_path / "lazy.sqlite3")
     try:
         assert await store.schema_version() is None
-        await store.create_episode(new_episode("t1", "first use sets up", uid="ep"))
+        await store.episodes.create(new_episode("t1", "first use sets up", uid="ep"))
         assert await store.schema_version() == SCHEMA_VERSION
     finally:
         await store.close()
     with pytest.raises(StoreError, match="closed"):
-        await store.count_episodes("t1")
+        await store.episodes.count("t1")
     await store.close()
 
 
@@ -108,7 +108,7 @@ async def test_sqlite_refuses_a_newer_schema(tmp_path: Path) -> None:
         with pytest.raises(SchemaMismatch, match="newer"):
             await again.setup()
         with pytest.raises(SchemaMismatch, match=str(path)):
-            await again.count_episodes("t1")
+            await again.episodes.count("t1")
     finally:
         await again.close()
 
@@ -123,7 +123,7 @@ async def test_sqlite_unusable_path_says_what_to_fix(tmp_path: Path) -> None:
         assert str(blocker / "graph.sqlite3") in str(info.value)
         assert "MNEME_SQLITE_PATH" in str(info.value)
         with pytest.raises(StoreUnavailable):
-            await store.count_episodes("t1")
+            await store.episodes.count("t1")
     finally:
         await store.close()
 
@@ -160,10 +160,10 @@ async def test_sqlite_two_handles_share_one_file(tmp_path: Path) -> None:
     try:
         await a.setup()
         await b.setup()
-        await a.create_episode(new_episode("t1", "from a", 0, uid="a"))
-        await b.create_episode(new_episode("t1", "from b", 1, uid="b"))
-        assert await a.list_episode_uids("t1") == ["a", "b"]
-        assert [n.episode.uid for n in await b.temporal_neighbours("t1", "a", 1)] == ["b"]
+        await a.episodes.create(new_episode("t1", "from a", 0, uid="a"))
+        await b.episodes.create(new_episode("t1", "from b", 1, uid="b"))
+        assert await a.episodes.list_uids("t1") == ["a", "b"]
+        assert [n.episode.uid for n in await b.episodes.neighbours("t1", "a", 1)] == ["b"]
         with sqlite3.connect(path) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         conn.close()
@@ -181,13 +181,13 @@ async def test_sqlite_a_locked_file_says_so_then_recovers(tmp_path: Path) -> Non
         holder.execute("BEGIN IMMEDIATE")  # another process holding the write lock
         try:
             with pytest.raises(StoreUnavailable, match="locked by another process"):
-                await store.create_episode(new_episode("t1", "blocked", uid="ep"))
+                await store.episodes.create(new_episode("t1", "blocked", uid="ep"))
         finally:
             holder.execute("ROLLBACK")
             holder.close()
-        assert await store.get_episode("t1", "ep") is None
+        assert await store.episodes.get("t1", "ep") is None
         assert (
-            await store.create_episode(new_episode("t1", "blocked", uid="ep"))
+            await store.episodes.create(new_episode("t1", "blocked", uid="ep"))
         ).duplicate is False
     finally:
         await store.close()

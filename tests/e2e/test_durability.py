@@ -97,7 +97,7 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
         settings, embedder=embedder, pipeline=run_episode, sweep_interval_s=None
     )
     try:
-        before = await services.graph.list_by_status("dur", list(EpisodeStatus))
+        before = await services.graph.episodes.list_by_status("dur", list(EpisodeStatus))
         assert len(before) == TURNS
         counts = {s: sum(e.status == s for e in before) for s in EpisodeStatus}
         assert counts[EpisodeStatus.PROCESSED] == HANG_AFTER
@@ -107,7 +107,7 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
         report = await services.bookkeeping.sweep_once()
         assert report.ok and len(report.done) == TURNS - HANG_AFTER
 
-        after = await services.graph.list_by_status("dur", list(EpisodeStatus))
+        after = await services.graph.episodes.list_by_status("dur", list(EpisodeStatus))
         assert len(after) == TURNS
         assert all(e.status == EpisodeStatus.PROCESSED for e in after)
         assert len({e.uid for e in after}) == TURNS
@@ -124,9 +124,9 @@ async def test_sigkill_mid_bookkeeping_then_sweep(
         uids = await services.vectors.scroll_episode_uids("derivatives", "dur")
         assert uids == {e.uid for e in after}
         for episode in after:
-            topics = await services.graph.episode_topics("dur", episode.uid)
+            topics = await services.graph.topics.of_episode("dur", episode.uid)
             assert len(topics) == len(set(topics)) and topics
-            entities = await services.graph.episode_entities("dur", episode.uid)
+            entities = await services.graph.entities.of_episode("dur", episode.uid)
             assert len({e.name for e in entities}) == len(entities)
 
         again = await services.bookkeeping.sweep_once()

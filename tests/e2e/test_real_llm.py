@@ -125,7 +125,7 @@ async def test_short_conversation_with_smollm2(agent: Services) -> None:
     check_usage(first)
     async with asyncio.timeout(600):
         await agent.bookkeeping.drain()
-    episode = await agent.graph.get_episode("sam", first["episode"]["uid"])
+    episode = await agent.graph.episodes.get("sam", first["episode"]["uid"])
     assert episode.status.value == "processed"
     calls = agent.chat.totals.snapshot()["extract"]["calls"] - before
     assert 1 <= calls <= 2  # one extraction call, plus at most one retry
@@ -213,4 +213,4 @@ async def test_facts_come_from_the_extraction_call(agent: Services) -> None:
         assert tasks["extract"]["outcome"] in OK, tasks["extract"]
     calls = agent.chat.totals.snapshot()["extract"]["calls"] - before
     assert 2 <= calls <= 4  # one per episode, plus at most one retry each
-    assert await agent.graph.list_facts("kim", include_superseded=True)
+    assert await agent.graph.facts.list("kim", include_superseded=True)

@@ -147,7 +147,7 @@ async def turn(services: Services, tenant: str, text: str, at: datetime) -> Turn
         at=at,
         ess=ess.record(),
     )
-    episode = await services.graph.get_episode(tenant, stored.uid)
+    episode = await services.graph.episodes.get(tenant, stored.uid)
     assert episode is not None
     provenance = await belief_provenance(services, episode, usage=usage)
     reflection = None

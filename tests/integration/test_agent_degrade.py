@@ -184,7 +184,7 @@ async def test_bookkeeping_survives_a_broken_endpoint(agent, tmp_path, endpoint)
     out = await one_turn("I adopted a parrot named Kiwi in Lisbon.")
     async with asyncio.timeout(120):
         await agent.bookkeeping.drain()
-    episode = await agent.graph.get_episode("alice", out["episode"]["uid"])
+    episode = await agent.graph.episodes.get("alice", out["episode"]["uid"])
     assert episode.status.value == "processed"
     assert await agent.vectors.count("derivatives", "alice") >= 1
     assert agent.chat.totals.snapshot()["extract"]["fallbacks"] >= 1

@@ -50,7 +50,7 @@ async def test_offline_fact_crosses_threads_not_users(agent: Services, offline) 
     app = builder.compile(checkpointer=InMemorySaver())
     told = await ask(app, FACT, "thread-1", "alice")
     await settle(agent)
-    stored = await agent.graph.get_episode("alice", told["episode"]["uid"])
+    stored = await agent.graph.episodes.get("alice", told["episode"]["uid"])
     assert stored.status == EpisodeStatus.PROCESSED and stored.thread_id == "thread-1"
 
     recalled = await ask(app, QUESTION, "thread-2", "alice")

@@ -179,7 +179,7 @@ async def test_messages_with_ids_are_idempotent_and_bad_input_names_the_field(
         await mem.search("ada", "cat", k=0)
     with pytest.raises(InvalidInput, match="query"):
         await mem.search("ada", "  ")
-    assert await services.graph.count_episodes("ada") == 2
+    assert await services.graph.episodes.count("ada") == 2
 
 
 async def test_delete_removes_what_only_that_episode_supports(services: Services) -> None:
@@ -192,12 +192,12 @@ async def test_delete_removes_what_only_that_episode_supports(services: Services
     assert shared, "the repeated sentence is cited by both episodes"
     (porto,) = [f for f in facts.values() if f.value == "Porto"]
     await summarise_sessions(services, "ada", T0 + timedelta(days=200))
-    (session,) = await services.graph.summaries_of_episode("ada", uids[3])
+    (session,) = await services.graph.summaries.of_episode("ada", uids[3])
 
     report = await mem.delete("ada", uids[3])  # "we moved to Porto"
     assert report.kind == "episode" and porto.uid in report.facts_deleted
     assert report.summaries_changed == [session]  # its session had no other turn: removed
-    assert session not in {s.uid for s in await services.graph.list_summaries("ada")}
+    assert session not in {s.uid for s in await services.graph.summaries.list("ada")}
     summary_points = await services.vectors.scroll_points("summaries", "ada")
     assert summary_points and all(
         uids[3] not in list(p.payload["episode_uids"])

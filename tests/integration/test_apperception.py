@@ -30,5 +30,5 @@ async def test_deep_sleep_stores_the_apperception_of_what_is_left(services: Serv
     assert stored is not None and stored.score == report.apperception
     assert stored.episodes == 3 and stored.level == "low"  # three turns: barely acquainted
     assert stored.emotional_range == round(2 / EMOTION_SCALE, 4)  # happy, anxious
-    assert stored.coverage == round(await services.graph.count_topics("ap") / TOPIC_SCALE, 4) > 0
+    assert stored.coverage == round(await services.graph.topics.count("ap") / TOPIC_SCALE, 4) > 0
     assert stored.at == (T0 + timedelta(days=3)).isoformat()

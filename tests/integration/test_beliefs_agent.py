@@ -54,7 +54,7 @@ async def test_pressure_then_evidence_then_a_belief_query(agent: Services, mind:
     if mind.model is not None:
         mind.model.default_text = "I hear you."
     graph = agent.graph
-    held = await graph.upsert_belief(
+    held = await graph.beliefs.upsert(
         Belief(
             tenant=USER,
             topic="exercise-mood",
@@ -69,18 +69,20 @@ async def test_pressure_then_evidence_then_a_belief_query(agent: Services, mind:
         out = await ask(app, agent, text)
         assert out["ess"]["manipulative"] and not out["ess"]["passed"]
         assert out["sponge"]["frozen"] and out["episode"]["stored"]
-    assert await graph.get_belief(USER, held.uid) == held
+    assert await graph.beliefs.get(USER, held.uid) == held
     state = await load_state(graph, USER)
     assert state.insights == [] and state.cumulative_shift == 0.0 and state.reflections == 0
-    uids = await graph.list_episode_uids(USER)
+    uids = await graph.episodes.list_uids(USER)
     assert len(uids) == len(PRESSURE)
-    assert all(e.status is EpisodeStatus.PROCESSED for e in await graph.get_episodes(USER, uids))
+    assert all(
+        e.status is EpisodeStatus.PROCESSED for e in await graph.episodes.get_many(USER, uids)
+    )
 
     out = await ask(app, agent, EXERCISE_STUDY)
     assert out["ess"]["passed"] and not out["sponge"]["frozen"]
-    moved = await graph.get_belief(USER, held.uid)
+    moved = await graph.beliefs.get(USER, held.uid)
     assert moved is not None and moved.valence > held.valence and moved.evidence_count == 1
-    [edge] = await graph.belief_evidence(USER, held.uid)
+    [edge] = await graph.beliefs.evidence(USER, held.uid)
     assert edge.episode_uid == out["episode"]["uid"] and edge.kind is EvidenceKind.SUPPORTS
 
     out = await ask(app, agent, question)
@@ -108,7 +110,7 @@ async def test_bookkeeping_graph_runs_belief_provenance(agent: Services, mind: M
             EXERCISE_STUDY: [{"topic": "exercise-mood", "direction": "supports", "strength": 0.9}]
         },
     )
-    held = await agent.graph.upsert_belief(
+    held = await agent.graph.beliefs.upsert(
         Belief(
             tenant=USER,
             topic="exercise-mood",
@@ -124,5 +126,5 @@ async def test_bookkeeping_graph_runs_belief_provenance(agent: Services, mind: M
     out = await bookkeeping.ainvoke({"episode_uid": stored.uid}, context={"user_id": USER})
     assert out["status"] == EpisodeStatus.PROCESSED.value
     assert [b["topic"] for b in out["beliefs"]] == ["exercise-mood"] and not out["reflected"]
-    moved = await agent.graph.get_belief(USER, held.uid)
+    moved = await agent.graph.beliefs.get(USER, held.uid)
     assert moved is not None and moved.valence > held.valence and moved.evidence_count == 1

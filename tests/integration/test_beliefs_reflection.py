@@ -115,7 +115,7 @@ async def test_reflection_fires_at_the_trigger_keeps_facets_and_lands_patches(
         reflection=scripted_reflection,
     )
     graph = services.graph
-    belief = await graph.upsert_belief(
+    belief = await graph.beliefs.upsert(
         Belief(
             tenant=TENANT,
             topic="exercise-mood",
@@ -125,7 +125,7 @@ async def test_reflection_fires_at_the_trigger_keeps_facets_and_lands_patches(
             updated_at=T0,
         )
     )
-    v1 = await graph.add_snapshot(TENANT, SNAPSHOT, T0)
+    v1 = await graph.snapshots.add(TENANT, SNAPSHOT, T0)
 
     fired_at = None
     for i, text in enumerate(TURNS, start=1):
@@ -140,7 +140,7 @@ async def test_reflection_fires_at_the_trigger_keeps_facets_and_lands_patches(
     assert state.reflections == 1 and state.cumulative_shift == 0.0 and state.insights == []
 
     # The snapshot: a new version, linked to the previous, every facet kept.
-    history = await graph.snapshot_history(TENANT)
+    history = await graph.snapshots.history(TENANT)
     assert [s.version for s in history] == [2, 1] and history[1] == v1
     assert t.reflection.snapshot is not None and t.reflection.snapshot.accepted
     assert len(history[0].text) >= 0.6 * len(SNAPSHOT)
@@ -149,18 +149,18 @@ async def test_reflection_fires_at_the_trigger_keeps_facets_and_lands_patches(
     # Patches land in the graph, with provenance edges from the episodes they cite.
     revisions = {r.topic: r for r in t.reflection.revisions}
     patch = revisions["exercise-mood"]
-    stored = await graph.get_belief(TENANT, belief.uid)
+    stored = await graph.beliefs.get(TENANT, belief.uid)
     assert stored == patch.after and stored is not None and stored.contested
     assert patch.cited, "a patch must rest on episodes"
-    edges = {e.episode_uid: e for e in await graph.belief_evidence(TENANT, belief.uid)}
+    edges = {e.episode_uid: e for e in await graph.beliefs.evidence(TENANT, belief.uid)}
     assert set(patch.cited) <= set(edges)
     assert patch.before is not None
     assert abs(stored.valence - patch.before.valence) <= MAX_PATCH_STEP + 1e-9
     assert abs(stored.confidence - patch.before.confidence) <= MAX_PATCH_STEP + 1e-9
     if mind.name == "scripted":
-        new = await graph.get_belief_by_topic(TENANT, "walking")
+        new = await graph.beliefs.get_by_topic(TENANT, "walking")
         assert new is not None and new.confidence <= MAX_NEW_CONFIDENCE
-        [edge] = await graph.belief_evidence(TENANT, new.uid)
+        [edge] = await graph.beliefs.evidence(TENANT, new.uid)
         assert edge.kind is EvidenceKind.SUPPORTS and edge.reasoning.startswith("reflection:")
     else:  # offline: the evidence became mixed, and the contradicting trial is cited for it
         assert all(edges[uid].kind is EvidenceKind.CONTRADICTS for uid in patch.cited)
@@ -181,7 +181,7 @@ async def test_too_short_snapshot_is_rejected_and_the_previous_stays_current(
     services: Services, mind: Mind
 ) -> None:
     graph = services.graph
-    v1 = await graph.add_snapshot(TENANT, SNAPSHOT, T0)
+    v1 = await graph.snapshots.add(TENANT, SNAPSHOT, T0)
     for text in ("I like facts.", SNAPSHOT[: int(0.5 * len(SNAPSHOT))]):
         outcome = await propose_snapshot(graph, TENANT, text, at(1))
         assert not outcome.accepted and outcome.current == v1 and outcome.reason
@@ -189,8 +189,8 @@ async def test_too_short_snapshot_is_rejected_and_the_previous_stays_current(
         mind.script(reflection=lambda messages: {"snapshot": "I like facts.", "summary": "terse"})
         result = await reflect(services, TENANT, usage=Usage(), now=at(2), force=True)
         assert result.ran and result.snapshot is not None and not result.snapshot.accepted
-    assert await graph.current_snapshot(TENANT) == v1
-    assert await graph.snapshot_history(TENANT) == [v1]
+    assert await graph.snapshots.current(TENANT) == v1
+    assert await graph.snapshots.history(TENANT) == [v1]
 
 
 async def test_deep_sleep_reflects_on_what_is_pending(services: Services, mind: Mind) -> None:
@@ -204,7 +204,7 @@ async def test_deep_sleep_reflects_on_what_is_pending(services: Services, mind: 
         },
         reflection=scripted_reflection,
     )
-    await services.graph.upsert_belief(
+    await services.graph.beliefs.upsert(
         Belief(
             tenant=TENANT,
             topic="exercise-mood",
@@ -214,7 +214,7 @@ async def test_deep_sleep_reflects_on_what_is_pending(services: Services, mind: 
             updated_at=T0,
         )
     )
-    await services.graph.add_snapshot(TENANT, SNAPSHOT, T0)
+    await services.graph.snapshots.add(TENANT, SNAPSHOT, T0)
     t = await turn(services, TENANT, TURNS[0], at(1))
     before = await status(services.graph, TENANT)
     assert t.reflection is None and not before.due() and before.state.insights
@@ -231,4 +231,4 @@ async def test_deep_sleep_reflects_on_what_is_pending(services: Services, mind: 
     assert state.reflections == 1 and state.insights == []
     if mind.name == "scripted":  # the model's patch and extended snapshot landed
         assert reflection["revisions"] >= 1 and reflection["snapshot_kept"] is True
-        assert [s.version for s in await services.graph.snapshot_history(TENANT)] == [2, 1]
+        assert [s.version for s in await services.graph.snapshots.history(TENANT)] == [2, 1]

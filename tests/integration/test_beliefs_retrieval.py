@@ -20,7 +20,7 @@ TENANT = "ada"
 
 
 async def episode(services: Services, text: str, days: int) -> str:
-    result = await services.graph.create_episode(
+    result = await services.graph.episodes.create(
         NewEpisode(
             tenant=TENANT,
             thread_id="t",
@@ -33,7 +33,7 @@ async def episode(services: Services, text: str, days: int) -> str:
 
 
 async def belief(services: Services, topic: str, statement: str, v: float, c: float) -> Belief:
-    return await services.graph.upsert_belief(
+    return await services.graph.beliefs.upsert(
         Belief(
             tenant=TENANT, topic=topic, statement=statement, valence=v, confidence=c, updated_at=T0
         )
@@ -55,9 +55,15 @@ async def test_belief_query_brings_the_belief_and_its_evidence_by_strength(
     )
     against = await episode(services, "A trial found coffee raised blood pressure.", 3)
     graph = services.graph
-    await graph.add_evidence(TENANT, weak, coffee.uid, EvidenceKind.SUPPORTS, 0.3, "small survey")
-    await graph.add_evidence(TENANT, strong, coffee.uid, EvidenceKind.SUPPORTS, 0.9, "cohort")
-    await graph.add_evidence(TENANT, against, coffee.uid, EvidenceKind.CONTRADICTS, 0.6, "trial")
+    await graph.beliefs.add_evidence(
+        TENANT, weak, coffee.uid, EvidenceKind.SUPPORTS, 0.3, "small survey"
+    )
+    await graph.beliefs.add_evidence(
+        TENANT, strong, coffee.uid, EvidenceKind.SUPPORTS, 0.9, "cohort"
+    )
+    await graph.beliefs.add_evidence(
+        TENANT, against, coffee.uid, EvidenceKind.CONTRADICTS, 0.6, "trial"
+    )
 
     views = await belief_views(services, TENANT, "What do you think about drinking coffee?")
 
@@ -77,7 +83,7 @@ async def test_unsupported_beliefs_decay_toward_neutral_and_go_at_zero(services:
     kept = await belief(services, "exercise-mood", "Regular exercise improves mood", 0.8, 0.6)
     fading = await belief(services, "cold-showers", "Cold showers boost immunity", 0.5, 0.08)
     uid = await episode(services, "A trial found exercise improves mood.", 0)
-    await graph.add_evidence(TENANT, uid, kept.uid, EvidenceKind.SUPPORTS, 0.8)
+    await graph.beliefs.add_evidence(TENANT, uid, kept.uid, EvidenceKind.SUPPORTS, 0.8)
     await add_shift(services, TENANT, 0.05)  # the sponge state is a reserved record, never decayed
 
     early = await decay_beliefs(services, TENANT, T0 + timedelta(days=20))
@@ -86,13 +92,13 @@ async def test_unsupported_beliefs_decay_toward_neutral_and_go_at_zero(services:
     now = T0 + STALE_AFTER + timedelta(days=10)
     report = await decay_beliefs(services, TENANT, now)
     assert report.decayed == ["exercise-mood"] and report.removed == ["cold-showers"]
-    after = await graph.get_belief(TENANT, kept.uid)
+    after = await graph.beliefs.get(TENANT, kept.uid)
     assert after is not None
     assert after.confidence == round(0.6 - 10 * CONFIDENCE_DECAY_PER_DAY, 6)
     assert 0 < after.valence < 0.8
-    assert await graph.get_belief(TENANT, fading.uid) is None
+    assert await graph.beliefs.get(TENANT, fading.uid) is None
     # Running it again at the same time changes nothing more.
     again = await decay_beliefs(services, TENANT, now)
-    assert again.removed == [] and await graph.get_belief(TENANT, kept.uid) == after
+    assert again.removed == [] and await graph.beliefs.get(TENANT, kept.uid) == after
     assert [b.topic for b in await list_active_beliefs(graph, TENANT)] == ["exercise-mood"]
     assert (await load_state(graph, TENANT)).cumulative_shift == 0.05

@@ -40,7 +40,7 @@ def at(minutes: int) -> datetime:
 
 
 async def seed_belief(services: Services, topic: str, statement: str, v: float, c: float) -> Belief:
-    return await services.graph.upsert_belief(
+    return await services.graph.beliefs.upsert(
         Belief(
             tenant=TENANT, topic=topic, statement=statement, valence=v, confidence=c, updated_at=T0
         )
@@ -54,7 +54,7 @@ async def test_social_pressure_moves_nothing_and_freezes_the_sponge(
     before = await seed_belief(
         services, "remote-work", "Remote work makes teams more productive", 0.3, 0.4
     )
-    await services.graph.add_snapshot(TENANT, "I weigh evidence, not volume.", T0)
+    await services.graph.snapshots.add(TENANT, "I weigh evidence, not volume.", T0)
 
     turns = [await turn(services, TENANT, text, at(i + 1)) for i, text in enumerate(PRESSURE)]
 
@@ -62,15 +62,15 @@ async def test_social_pressure_moves_nothing_and_freezes_the_sponge(
         assert t.ess.reasoning_type in MANIPULATIVE_TYPES, t.ess
         assert not t.ess.belief_update_recommended
         assert t.provenance.frozen and not t.provenance.ran and t.reflection is None
-    after = await services.graph.get_belief(TENANT, before.uid)
+    after = await services.graph.beliefs.get(TENANT, before.uid)
     assert after == before  # not a single field moved
-    assert await services.graph.belief_evidence(TENANT, before.uid) == []
+    assert await services.graph.beliefs.evidence(TENANT, before.uid) == []
     state = await load_state(services.graph, TENANT)
     assert state.insights == [] and state.cumulative_shift == 0.0 and state.reflections == 0
-    assert [s.version for s in await services.graph.snapshot_history(TENANT)] == [1]
+    assert [s.version for s in await services.graph.snapshots.history(TENANT)] == [1]
     # ... and yet every message is remembered, with its ESS.
-    assert await services.graph.count_episodes(TENANT) == len(PRESSURE)
-    episodes = await services.graph.get_episodes(TENANT, [t.uid for t in turns])
+    assert await services.graph.episodes.count(TENANT) == len(PRESSURE)
+    episodes = await services.graph.episodes.get_many(TENANT, [t.uid for t in turns])
     assert [e.user_text for e in episodes] == PRESSURE
     assert all(e.ess is not None and e.ess.reasoning_type in MANIPULATIVE_TYPES for e in episodes)
     if mind.model is not None:  # frozen turns never even ask how they bear on beliefs
@@ -106,7 +106,7 @@ async def test_strong_empirical_evidence_moves_a_weak_belief_within_the_rule(
 
     assert t.provenance.ran and len(t.provenance.outcomes) == 1
     outcome = t.provenance.outcomes[0]
-    after = await services.graph.get_belief(TENANT, weak.uid)
+    after = await services.graph.beliefs.get(TENANT, weak.uid)
     assert after is not None and outcome.applied and outcome.kind is EvidenceKind.SUPPORTS
     moved = after.valence - weak.valence
     # The rule: base x 1/(confidence + 1), halved in the first 10 interactions (this is the 1st).
@@ -114,14 +114,14 @@ async def test_strong_empirical_evidence_moves_a_weak_belief_within_the_rule(
     assert 0 < moved <= ceiling + 1e-6  # values are stored to 6 decimals
     assert moved == pytest.approx(outcome.magnitude, abs=1e-6)
     assert after.confidence > weak.confidence and after.evidence_count == 1
-    [edge] = await services.graph.belief_evidence(TENANT, weak.uid)
+    [edge] = await services.graph.beliefs.evidence(TENANT, weak.uid)
     assert edge.episode_uid == t.uid and edge.kind is EvidenceKind.SUPPORTS
     # The same episode again is not new evidence.
-    episode = await services.graph.get_episode(TENANT, t.uid)
+    episode = await services.graph.episodes.get(TENANT, t.uid)
     assert episode is not None
     again = await belief_provenance(services, episode, usage=Usage())
     assert not any(o.applied for o in again.outcomes)
-    assert await services.graph.get_belief(TENANT, weak.uid) == after
+    assert await services.graph.beliefs.get(TENANT, weak.uid) == after
 
 
 COFFEE = "Moderate coffee drinking is good for your health"
@@ -151,7 +151,7 @@ async def test_established_belief_barely_moves_once_but_yields_to_repeated_sourc
     )
     firm = await seed_belief(services, "coffee-health", COFFEE, 0.8, 0.9)
     for i in range(12):  # many supporting episodes, from earlier conversations
-        ep = await services.graph.create_episode(
+        ep = await services.graph.episodes.create(
             NewEpisode(
                 tenant=TENANT,
                 thread_id="old",
@@ -160,12 +160,14 @@ async def test_established_belief_barely_moves_once_but_yields_to_repeated_sourc
                 created_at=T0 - timedelta(days=30 - i),
             )
         )
-        await services.graph.add_evidence(TENANT, ep.uid, firm.uid, EvidenceKind.SUPPORTS, 0.8)
-    firm = await services.graph.get_belief(TENANT, firm.uid)
+        await services.graph.beliefs.add_evidence(
+            TENANT, ep.uid, firm.uid, EvidenceKind.SUPPORTS, 0.8
+        )
+    firm = await services.graph.beliefs.get(TENANT, firm.uid)
     assert firm is not None and firm.evidence_count == 12
 
     first = await turn(services, TENANT, CONTRADICTIONS[0], at(1))
-    once = await services.graph.get_belief(TENANT, firm.uid)
+    once = await services.graph.beliefs.get(TENANT, firm.uid)
     assert once is not None and first.provenance.outcomes[0].kind is EvidenceKind.CONTRADICTS
     single = firm.valence - once.valence
     assert 0 < single < 0.1  # barely moves
@@ -174,11 +176,11 @@ async def test_established_belief_barely_moves_once_but_yields_to_repeated_sourc
     for i, text in enumerate(CONTRADICTIONS[1:], start=2):
         t = await turn(services, TENANT, text, at(i))
         assert t.provenance.outcomes and t.provenance.outcomes[0].applied
-    final = await services.graph.get_belief(TENANT, firm.uid)
+    final = await services.graph.beliefs.get(TENANT, firm.uid)
     assert final is not None
     assert firm.valence - final.valence > 3 * single  # repeated independent sources move it
     assert final.confidence < once.confidence < firm.confidence
     assert final.valence > 0  # still leaning its way: five studies dent twelve, not erase them
     assert final.evidence_count == 12 + len(CONTRADICTIONS)
-    kinds = [e.kind for e in await services.graph.belief_evidence(TENANT, firm.uid, limit=50)]
+    kinds = [e.kind for e in await services.graph.beliefs.evidence(TENANT, firm.uid, limit=50)]
     assert kinds.count(EvidenceKind.CONTRADICTS) == len(CONTRADICTIONS)

@@ -39,7 +39,7 @@ STAGES = [
     "link",
     "salience",
 ]
-EPISODE_READS = ("get_episode", "get_episodes")
+EPISODE_READS = ("get", "get_many")
 
 
 @contextmanager
@@ -87,8 +87,10 @@ async def snapshot(services: Services, tenant: str) -> dict[str, Any]:
     )
     for belief in exported["beliefs"]:  # a belief's uid is new when it is created (`new_uid`)
         belief.pop("uid")
-    uids = await services.graph.list_episode_uids(tenant)
-    episodes = [e.model_dump(mode="json") for e in await services.graph.get_episodes(tenant, uids)]
+    uids = await services.graph.episodes.list_uids(tenant)
+    episodes = [
+        e.model_dump(mode="json") for e in await services.graph.episodes.get_many(tenant, uids)
+    ]
     vectors = {kind: await services.vectors.count(kind, tenant) for kind in VECTOR_KINDS}
     return {"export": exported, "episodes": episodes, "vectors": vectors}
 
@@ -96,7 +98,7 @@ async def snapshot(services: Services, tenant: str) -> dict[str, Any]:
 async def test_a_run_reads_its_episode_once(services: Services) -> None:
     await run_episode(services, "ada", await told(services, "ada", 0))
     second = await told(services, "ada", 1)
-    with counting(services.graph, EPISODE_READS) as calls:
+    with counting(services.graph.episodes, EPISODE_READS) as calls:
         state = await run_episode(services, "ada", second)
     assert state["features"]["created"] and state["facts"]  # every stage had work
     assert state["status"] == "processed"
@@ -104,7 +106,7 @@ async def test_a_run_reads_its_episode_once(services: Services) -> None:
     # window's earlier turn; moving a belief checks, under the beliefs lock, that the episode
     # is still there (one check per belief moved).
     moved = sum(1 for b in state["beliefs"] if b["applied"])
-    assert calls == {"get_episode": 1 + moved, "get_episodes": 1}
+    assert calls == {"get": 1 + moved, "get_many": 1}
 
 
 async def test_a_run_killed_after_any_stage_is_finished_by_the_next(services: Services) -> None:

@@ -48,7 +48,7 @@ async def test_beliefs_and_snapshot_history(data_dir: Path, embedder: Embedder) 
     settings = make_settings(data_dir.parent, data_dir=data_dir, qdrant_path=data_dir / "vectors")
     services = await Services.open(settings, embedder=embedder)
     graph = services.graph
-    coffee = await graph.upsert_belief(
+    coffee = await graph.beliefs.upsert(
         Belief(
             tenant="ada",
             topic="coffee-health",
@@ -61,15 +61,15 @@ async def test_beliefs_and_snapshot_history(data_dir: Path, embedder: Embedder) 
     for i, kind in enumerate(
         [EvidenceKind.SUPPORTS, EvidenceKind.SUPPORTS, EvidenceKind.CONTRADICTS]
     ):
-        ep = await graph.create_episode(
+        ep = await graph.episodes.create(
             NewEpisode(
                 tenant="ada", thread_id="t", user_text=f"study {i}", agent_text="ok", created_at=T0
             )
         )
-        await graph.add_evidence("ada", ep.uid, coffee.uid, kind, 0.7)
-    await graph.upsert_belief(coffee.model_copy(update={"contested": True, "evidence_count": 3}))
-    await graph.add_snapshot("ada", "I am curious and careful with evidence.", T0)
-    await graph.add_snapshot("ada", "I am curious and careful with evidence. I like coffee.", T0)
+        await graph.beliefs.add_evidence("ada", ep.uid, coffee.uid, kind, 0.7)
+    await graph.beliefs.upsert(coffee.model_copy(update={"contested": True, "evidence_count": 3}))
+    await graph.snapshots.add("ada", "I am curious and careful with evidence.", T0)
+    await graph.snapshots.add("ada", "I am curious and careful with evidence. I like coffee.", T0)
     await services.close()
 
     code, out = await cli("beliefs", "--user", "ada")

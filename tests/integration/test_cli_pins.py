@@ -29,7 +29,7 @@ def user(request: pytest.FixtureRequest, data_dir: Path, monkeypatch: pytest.Mon
 
 async def pinned_in_store(user: str, uid: str) -> bool:
     async with opened() as services:
-        episode = await services.graph.get_episode(user, uid)
+        episode = await services.graph.episodes.get(user, uid)
     assert episode is not None
     return episode.pinned
 

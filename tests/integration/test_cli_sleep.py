@@ -61,14 +61,14 @@ async def test_consolidate_stops_while_another_process_consolidates(
     # Another process (a server's schedule) holds nora's lease in the same graph file.
     other = SqliteGraphStore(data_dir / "graph.sqlite3")
     try:
-        await other.take_lease("nora", CONSOLIDATION, "server pid 1", utcnow(), timedelta(hours=1))
+        await other.leases.take("nora", CONSOLIDATION, "server pid 1", utcnow(), timedelta(hours=1))
         code, out = await cli("consolidate", "--user", "nora")
         assert code == 2, out
         assert "consolidation of 'nora' is running in another process" in out
         assert "try again when it has finished" in out
         code, out = await cli("consolidate", "--user", "sam")  # another user is not held up
         assert code == 0, out
-        assert await other.release_lease("nora", CONSOLIDATION, "server pid 1")
+        assert await other.leases.release("nora", CONSOLIDATION, "server pid 1")
     finally:
         await other.close()
     code, out = await cli("consolidate", "--user", "nora")

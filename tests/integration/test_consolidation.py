@@ -96,18 +96,18 @@ async def test_a_beliefs_only_evidence_survives_forget(services: Services) -> No
         confidence=0.4,
         updated_at=T0 + timedelta(days=399),  # reflected on lately: deep sleep's decay keeps it
     )
-    await services.graph.upsert_belief(belief)
-    await services.graph.add_evidence("ana", uids[1], "b1", EvidenceKind.SUPPORTS, 0.6)
+    await services.graph.beliefs.upsert(belief)
+    await services.graph.beliefs.add_evidence("ana", uids[1], "b1", EvidenceKind.SUPPORTS, 0.6)
 
     report = await sleep(
         services, "ana", Level.DEEP, T0 + timedelta(days=400), thresholds=FORGET_ALL
     )
 
-    left = await services.graph.list_episode_uids("ana")
+    left = await services.graph.episodes.list_uids("ana")
     assert left == [uids[1]]
-    kept = await services.graph.get_episode("ana", uids[1])
+    kept = await services.graph.episodes.get("ana", uids[1])
     assert kept is not None and not kept.archived
-    assert [e.episode_uid for e in await services.graph.belief_evidence("ana", "b1")] == [uids[1]]
+    assert [e.episode_uid for e in await services.graph.beliefs.evidence("ana", "b1")] == [uids[1]]
     assert (report.forgotten, report.protected) == (3, 1)
     assert await doctor_clean(services) == []
 
@@ -119,23 +119,25 @@ async def test_a_forgotten_episodes_sole_fact_goes_and_a_shared_one_keeps_its_ci
     graph = services.graph
     old = Fact(uid="f-old", tenant="bo", text="The user lives in Lyon", valid_from=T0)
     shared = Fact(uid="f-shared", tenant="bo", text="The user has a cat", valid_from=T0)
-    await graph.add_fact(old, a)
-    await graph.add_fact(shared, a)
-    await graph.cite_fact("bo", "f-shared", b)
+    await graph.facts.add(old, a)
+    await graph.facts.add(shared, a)
+    await graph.facts.cite("bo", "f-shared", b)
     new = Fact(uid="f-new", tenant="bo", text="The user lives in Porto", valid_from=T0)
-    await graph.supersede_fact("bo", "f-old", new, T0 + timedelta(days=2))
-    await graph.cite_fact("bo", "f-new", c)
-    await index_facts(services, "bo", await graph.get_facts("bo", ["f-old", "f-shared", "f-new"]))
+    await graph.facts.supersede("bo", "f-old", new, T0 + timedelta(days=2))
+    await graph.facts.cite("bo", "f-new", c)
+    await index_facts(
+        services, "bo", await graph.facts.get_many("bo", ["f-old", "f-shared", "f-new"])
+    )
 
     report = await sleep(
         services, "bo", Level.DEEP, T0 + timedelta(days=300), classify=forget_only(a)
     )
 
     assert (report.forgotten, report.facts_deleted) == (1, 1)
-    assert await graph.get_episode("bo", a) is None
-    assert await graph.get_fact("bo", "f-old") is None
-    assert await graph.fact_sources("bo", "f-shared") == [b]
-    assert await graph.fact_sources("bo", "f-new") == [c]
+    assert await graph.episodes.get("bo", a) is None
+    assert await graph.facts.get("bo", "f-old") is None
+    assert await graph.facts.sources("bo", "f-shared") == [b]
+    assert await graph.facts.sources("bo", "f-new") == [c]
     points = {h.id: h.payload for h in await services.vectors.scroll_points("knowledge", "bo")}
     assert point_id("bo", "f-old") not in points
     assert points[point_id("bo", "f-shared")]["episode_uid"] == b
@@ -146,15 +148,15 @@ async def test_protection_is_rechecked_as_a_batch_forgets(services: Services) ->
     """Two episodes state one current fact: forgetting both would leave it without a source."""
     a, b = await tell(services, "cy", [(0, "mm"), (1, "yep")])
     fact = Fact(uid="f", tenant="cy", text="The user is a nurse", valid_from=T0)
-    await services.graph.add_fact(fact, a)
-    await services.graph.cite_fact("cy", "f", b)
+    await services.graph.facts.add(fact, a)
+    await services.graph.facts.cite("cy", "f", b)
 
     report = await sleep(
         services, "cy", Level.DEEP, T0 + timedelta(days=500), thresholds=FORGET_ALL
     )
 
     assert (report.forgotten, report.protected) == (1, 1)
-    assert len(await services.graph.fact_sources("cy", "f")) == 1
+    assert len(await services.graph.facts.sources("cy", "f")) == 1
 
 
 async def test_a_reverie_replaces_a_faded_node(services: Services) -> None:
@@ -164,7 +166,7 @@ async def test_a_reverie_replaces_a_faded_node(services: Services) -> None:
     report = await sleep(services, "di", Level.DEEP, T0 + timedelta(days=900))
 
     assert (report.forgotten, report.reveries) == (1, 1)
-    assert await services.graph.get_episode("di", uid) is None
+    assert await services.graph.episodes.get("di", uid) is None
     assert await services.vectors.scroll_episode_uids("derivatives", "di") == set()
     (ghost,) = await services.vectors.scroll_points("reveries", "di")
     assert ghost.id == reverie_id("di", uid)
@@ -206,26 +208,26 @@ async def test_a_reverie_is_recalled_by_its_words_when_the_noise_moves_it_away(
 
 async def test_a_cornerstone_never_decays_nor_is_forgotten(services: Services) -> None:
     hub, leaf = await tell(services, "ed", [(0, "Big day."), (1, "fine")])
-    await services.graph.link_topics("ed", hub, [f"topic-{i}" for i in range(15)])
+    await services.graph.topics.link("ed", hub, [f"topic-{i}" for i in range(15)])
 
     late = T0 + timedelta(days=3000)
     report = await sleep(services, "ed", Level.DEEP, late, thresholds=FORGET_ALL)
 
-    assert await services.graph.list_episode_uids("ed") == [hub]
-    stone = await services.graph.get_episode("ed", hub)
+    assert await services.graph.episodes.list_uids("ed") == [hub]
+    stone = await services.graph.episodes.get("ed", hub)
     assert stone is not None and not stone.archived
     fresh = await sleep(services, "ed", Level.MICRO, late + timedelta(days=3000))
-    again = await services.graph.get_episode("ed", hub)
+    again = await services.graph.episodes.get("ed", hub)
     assert again is not None and again.salience == pytest.approx(stone.salience)
     assert (report.forgotten, fresh.forgotten) == (1, 0)
 
 
 async def test_access_strengthens_salience_and_utility(services: Services) -> None:
     a, b = await tell(services, "fa", [(0, "I had pasta for lunch."), (0, "I had rice for lunch.")])
-    await services.graph.record_access("fa", [a], T0 + timedelta(days=50))
-    await services.graph.record_access("fa", [a], T0 + timedelta(days=55))
+    await services.graph.episodes.record_access("fa", [a], T0 + timedelta(days=50))
+    await services.graph.episodes.record_access("fa", [a], T0 + timedelta(days=55))
     await sleep(services, "fa", Level.MICRO, T0 + timedelta(days=60))
-    used, unused = await services.graph.get_episodes("fa", [a, b])
+    used, unused = await services.graph.episodes.get_many("fa", [a, b])
     assert used.salience > unused.salience
     assert used.utility_score > unused.utility_score
 
@@ -244,7 +246,7 @@ async def test_expiry_archives_what_was_only_true_for_a_while(services: Services
     late = await sleep(services, "gi", Level.DAILY, T0 + timedelta(days=9))
 
     assert (early.expired, late.expired) == (0, 1)
-    gone, trip, kept = await services.graph.get_episodes("gi", [week, event, lasting])
+    gone, trip, kept = await services.graph.episodes.get_many("gi", [week, event, lasting])
     assert gone.archived and not trip.archived and not kept.archived  # the trip is an event
     assert await services.vectors.scroll_episode_uids("derivatives", "gi") == {event, lasting}
     assert await doctor_clean(services) == []
@@ -271,14 +273,14 @@ async def test_a_store_failure_mid_cycle_is_finished_by_the_next_run(
     with pytest.raises(ServiceError, match=r"sleep failed \(ConnectionError\)"):
         await sleep(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
     monkeypatch.setattr(services.vectors, "delete_by_episode", real)
-    assert await services.graph.get_tenant_state("hu", PLAN_KEY) not in (None, "[]")
+    assert await services.graph.state.get("hu", PLAN_KEY) not in (None, "[]")
     assert await doctor_clean(services) == []
 
     finished = await sleep(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)
     clean = await sleep(services, "twin", Level.DEEP, when, thresholds=FORGET_ALL)
     assert finished.resumed > 0
-    assert await services.graph.get_tenant_state("hu", PLAN_KEY) == "[]"
-    assert await services.graph.count_episodes("hu") == await services.graph.count_episodes("twin")
+    assert await services.graph.state.get("hu", PLAN_KEY) == "[]"
+    assert await services.graph.episodes.count("hu") == await services.graph.episodes.count("twin")
     assert await services.vectors.count("reveries", "hu") == clean.reveries
     assert await doctor_clean(services) == []
     again = await sleep(services, "hu", Level.DEEP, when, thresholds=FORGET_ALL)

@@ -103,13 +103,13 @@ async def test_forgetting_a_member_drops_it_and_dissolves_a_concept_left_too_sma
     # uids[0] and uids[7] are the only sources of facts (protected); uids[3] is not.
     report = await sleep(services, "ada", Level.DEEP, later, classify=forget_only(uids[3]))
     assert report.forgotten == 1
-    members = await graph.concept_members("ada", uid)
+    members = await graph.concepts.members("ada", uid)
     assert members.episodes == sorted([uids[0], uids[5], uids[7]])
-    concept = await graph.get_concept("ada", uid)
+    concept = await graph.concepts.get("ada", uid)
     assert concept is not None and (concept.episode_count, concept.day_count) == (3, 3)
     assert concept.loop == "Monday" and concept.loop_count == 3
     # Its day's entry went with it (nothing else was said that day).
-    days = [e.day for e in await graph.list_diary("ada")]
+    days = [e.day for e in await graph.diary.list("ada")]
     assert (MONDAY + timedelta(days=7)).date().isoformat() not in days and len(days) == 7
 
     # One more goes: two days left, under MIN_DAYS, so the concept is dissolved.
@@ -117,8 +117,8 @@ async def test_forgetting_a_member_drops_it_and_dissolves_a_concept_left_too_sma
     await sleep(
         services, "ada", Level.DEEP, later + timedelta(hours=1), classify=forget_only(uids[5])
     )
-    assert await graph.list_concepts("ada") == []
-    assert (await graph.groups_of_episode("ada", uids[0])).concepts == []
+    assert await graph.concepts.list("ada") == []
+    assert (await graph.episodes.groups("ada", uids[0])).concepts == []
 
 
 async def test_deleting_a_turn_rewrites_its_day_and_erase_removes_everything(
@@ -134,7 +134,9 @@ async def test_deleting_a_turn_rewrites_its_day_and_erase_removes_everything(
     await mem.delete("ada", uids[7])
 
     graph = services.graph
-    assert uids[7] not in (await graph.concept_members("ada", concept_uid("ada", uids[0]))).episodes
+    assert (
+        uids[7] not in (await graph.concepts.members("ada", concept_uid("ada", uids[0]))).episodes
+    )
     assert day.isoformat() not in {d.day for d in await mem.diary("ada")}
     await sleep(services, "ada", Level.DAILY, NOW + timedelta(minutes=5))
     after = {d.day: d for d in await mem.diary("ada")}[day.isoformat()]
@@ -144,7 +146,7 @@ async def test_deleting_a_turn_rewrites_its_day_and_erase_removes_everything(
     assert [c.uid for c in exported.concepts] == [c.uid for c in await mem.concepts("ada")]
     assert len(exported.diary) == len(await mem.diary("ada")) == 8
     await mem.erase("ada")
-    assert await graph.list_concepts("ada") == [] and await graph.list_diary("ada") == []
+    assert await graph.concepts.list("ada") == [] and await graph.diary.list("ada") == []
 
 
 async def test_a_store_failure_mid_diary_is_finished_by_the_next_run(
@@ -153,7 +155,7 @@ async def test_a_store_failure_mid_diary_is_finished_by_the_next_run(
     await tell(services, "hu", STORY)
     await tell(services, "twin", STORY)
     graph = services.graph
-    real = graph.put_diary_entry
+    real = graph.diary.put
     calls = 0
 
     async def fail_on_third(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -163,11 +165,11 @@ async def test_a_store_failure_mid_diary_is_finished_by_the_next_run(
             raise ConnectionError("graph store went away")
         return await real(*args, **kwargs)
 
-    monkeypatch.setattr(graph, "put_diary_entry", fail_on_third)
+    monkeypatch.setattr(graph.diary, "put", fail_on_third)
     with pytest.raises(ServiceError, match=r"sleep failed \(ConnectionError\)"):
         await sleep(services, "hu", Level.DAILY, NOW)
-    monkeypatch.setattr(graph, "put_diary_entry", real)
-    assert len(await graph.list_diary("hu")) == 2
+    monkeypatch.setattr(graph.diary, "put", real)
+    assert len(await graph.diary.list("hu")) == 2
 
     finished = await sleep(services, "hu", Level.DAILY, NOW)
     await sleep(services, "twin", Level.DAILY, NOW)

@@ -35,7 +35,7 @@ async def test_a_question_about_a_day_gets_that_days_diary(services: Services) -
     await tell(services, "di", [(0, "I started pottery classes tonight."), (0, "Clay is messy.")])
     await tell(services, "di", [(1, "My sister Lena visits from Berlin."), (2, "Rainy day.")])
     await sleep(services, "di", Level.DAILY, T0 + timedelta(days=3))
-    written = {e.day: e.text for e in await services.graph.list_diary("di")}
+    written = {e.day: e.text for e in await services.graph.diary.list("di")}
     assert sorted(written) == ["2025-03-03", "2025-03-04", "2025-03-05"]
 
     asked = await ask(services, "What did we talk about on 2025-03-04?")
@@ -50,8 +50,8 @@ async def test_a_question_about_a_day_gets_that_days_diary(services: Services) -
 
     # The diary is context beside the candidates, never among them: without it, the same turns
     # come back in the same order with the same scores.
-    for entry in await services.graph.list_diary("di"):
-        await services.graph.delete_diary_entry("di", entry.uid)
+    for entry in await services.graph.diary.list("di"):
+        await services.graph.diary.delete("di", entry.uid)
     bare = await ask(services, "What did we talk about on 2025-03-04?")
     assert bare["diary"] == []
     assert bare["candidates"] == asked["candidates"]

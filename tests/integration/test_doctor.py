@@ -64,7 +64,7 @@ async def test_doctor_reports_health_and_each_inconsistency(
     for uid, tenant in ((kept.uid, "ada"), (lost.uid, "ada"), (orphan.uid, "bob")):
         await index_episode(services, tenant, uid)
     await services.vectors.delete_by_episode("ada", lost.uid)  # graph says indexed, no vectors
-    await services.graph.delete_episode("bob", orphan.uid)  # vectors left without an episode
+    await services.graph.episodes.delete("bob", orphan.uid)  # vectors left without an episode
     await services.close()
 
     code, out = await _cli("doctor")

@@ -44,13 +44,13 @@ async def test_remember_is_pending_then_index_makes_it_findable(services: Servic
         at=T0,
     )
     assert not r.duplicate
-    episode = await services.graph.get_episode("ada", r.uid)
+    episode = await services.graph.episodes.get("ada", r.uid)
     assert episode is not None and episode.status == EpisodeStatus.PENDING
     assert "Lisbon" in episode.content and episode.created_at == T0
 
     n = await index_episode(services, "ada", r.uid)
     assert n == 2  # the user side and the agent side
-    episode = await services.graph.get_episode("ada", r.uid)
+    episode = await services.graph.episodes.get("ada", r.uid)
     assert episode is not None and episode.status == EpisodeStatus.INDEXED
     assert await _search(services, "ada", "where does Grace live now?") == [r.uid]
     assert await _search(services, "someone-else", "where does Grace live now?") == []
@@ -65,7 +65,7 @@ async def test_identity_is_the_source_not_the_content(services: Services) -> Non
     retry = await remember(services, tenant="ada", thread_id="t1", user_text="Hi.", uid=uid)
     assert len({a.uid, b.uid, c.uid}) == 3 and not b.duplicate and not c.duplicate
     assert first.uid == retry.uid == uid and retry.duplicate and not first.duplicate
-    assert await services.graph.count_episodes("ada") == 3
+    assert await services.graph.episodes.count("ada") == 3
 
 
 async def test_reindexing_twice_leaves_the_stores_identical(services: Services) -> None:
@@ -116,7 +116,7 @@ async def test_one_megabyte_message_is_stored_verbatim_and_indexed(services: Ser
     sentence = "The quarterly report covers revenue, churn and the new Oslo office. "
     text = (sentence * (1_000_000 // len(sentence) + 1))[:1_000_000] + " Zanzibar finale."
     r = await remember(services, tenant="ada", thread_id="t1", user_text=text, at=T0)
-    episode = await services.graph.get_episode("ada", r.uid)
+    episode = await services.graph.episodes.get("ada", r.uid)
     assert episode is not None and episode.user_text == text
     n = await index_episode(services, "ada", r.uid)
     assert 1 <= n <= 64
@@ -132,11 +132,11 @@ async def test_hostile_text_and_tenant_are_stored_verbatim(services: Services) -
     r = await remember(services, tenant=tenant, thread_id=HOSTILE, user_text=user, at=T0)
     other = await remember(services, tenant="ada", thread_id="t1", user_text="plain", at=T0)
     await index_episode(services, tenant, r.uid)
-    episode = await services.graph.get_episode(tenant, r.uid)
+    episode = await services.graph.episodes.get(tenant, r.uid)
     assert episode is not None
     assert episode.user_text == user.replace("\ud800", "\ufffd")
     assert episode.thread_id == HOSTILE and episode.tenant == tenant
-    assert await services.graph.get_episode("ada", other.uid) is not None
+    assert await services.graph.episodes.get("ada", other.uid) is not None
     assert await _search(services, tenant, "DETACH DELETE bell") == [r.uid]
 
 
@@ -145,7 +145,7 @@ async def test_vector_failure_leaves_stored_and_sweep_repairs(services: Services
     await services.vectors.close()  # the vector store goes away mid-flight
     with pytest.raises(RuntimeError, match="closed"):
         await index_episode(services, "ada", r.uid)
-    episode = await services.graph.get_episode("ada", r.uid)
+    episode = await services.graph.episodes.get("ada", r.uid)
     assert episode is not None and episode.status == EpisodeStatus.STORED
 
     from memory.stores.qdrant import QdrantIndex
@@ -160,7 +160,7 @@ async def test_vector_failure_leaves_stored_and_sweep_repairs(services: Services
     await services.vectors.setup()
     report = await sweep(services)
     assert report.ok and report.done == [r.uid]
-    episode = await services.graph.get_episode("ada", r.uid)
+    episode = await services.graph.episodes.get("ada", r.uid)
     assert episode is not None and episode.status == EpisodeStatus.INDEXED
     assert await _search(services, "ada", "what instrument?") == [r.uid]
     assert (await sweep(services)).done == []  # nothing left
@@ -181,5 +181,5 @@ async def test_sweep_processes_in_time_order_and_reports_progress(services: Serv
     report = await sweep(services, progress=lambda d, t: seen.append((d, t)))
     assert report.done == list(reversed(uids))
     assert seen[-1] == (5, 5)
-    statuses = {e.status for e in await services.graph.get_episodes("ada", uids)}
+    statuses = {e.status for e in await services.graph.episodes.get_many("ada", uids)}
     assert statuses == {EpisodeStatus.INDEXED}

@@ -109,7 +109,7 @@ async def test_crash_between_graph_and_vectors_is_repaired_by_the_sweep(
     settings = make_settings(tmp_path, backend, data_dir=data_dir, qdrant_path=data_dir / "vectors")
     services = await Services.open(settings, embedder=embedder)
     try:
-        episodes = await services.graph.list_by_status("ada", list(EpisodeStatus))
+        episodes = await services.graph.episodes.list_by_status("ada", list(EpisodeStatus))
         assert len(episodes) == 6  # nothing written before the crash was lost
         waiting = [e for e in episodes if e.status != EpisodeStatus.INDEXED]
         assert len(waiting) == 3

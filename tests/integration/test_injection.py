@@ -62,14 +62,14 @@ async def test_planted_instructions_never_become_beliefs(services: Services) -> 
         async with asyncio.timeout(180):
             await services.bookkeeping.drain()
     beliefs = await list_active_beliefs(services.graph, "mallory")
-    snapshots = await services.graph.snapshot_history("mallory")
+    snapshots = await services.graph.snapshots.history("mallory")
     sponge = await load_state(services.graph, "mallory")
     lines = [b.statement for b in beliefs] + [s.text for s in snapshots]
     lines += [i.text for i in sponge.insights]
     assert not [line for line in lines if is_directive(line)]
     for text in PLANTED:
         assert all(text[:40] not in line for line in lines)
-    assert await services.graph.count_episodes("mallory") == len(PLANTED) * 2  # all remembered
+    assert await services.graph.episodes.count("mallory") == len(PLANTED) * 2  # all remembered
 
 
 def test_beliefs_enter_the_prompt_fenced_as_data() -> None:

@@ -50,11 +50,11 @@ async def tell(services: Services, tenant: str, story: list[tuple[int, str]]) ->
 async def test_the_moved_city_story(services: Services) -> None:
     uids = await tell(services, "nora", STORY)
     graph = services.graph
-    current = await graph.list_facts("nora", subject="user", attribute="home")
+    current = await graph.facts.list("nora", subject="user", attribute="home")
     (porto,) = current
     assert porto.value == "Porto" and porto.kind is FactKind.ATTRIBUTE
-    assert await graph.fact_sources("nora", porto.uid) == [uids[3]]
-    history = await graph.list_facts(
+    assert await graph.facts.sources("nora", porto.uid) == [uids[3]]
+    history = await graph.facts.list(
         "nora", subject="user", attribute="home", include_superseded=True
     )
     (lyon,) = [f for f in history if f.value == "Lyon"]
@@ -62,19 +62,19 @@ async def test_the_moved_city_story(services: Services) -> None:
     assert lyon.learned_at == T0 and porto.learned_at == T0 + timedelta(days=155)
 
     # the sister's Lyon is hers: it does not bring the user back to Lyon
-    (sister,) = await graph.list_facts("nora", subject="user's sister")
+    (sister,) = await graph.facts.list("nora", subject="user's sister")
     assert sister.value == "Lyon" and sister.superseded_by is None
     # a named person becomes an entity of the tenant, and their facts carry their name
-    assert [e.name for e in await graph.entities_named("nora", ["Yusuf"])] == ["Yusuf"]
-    about = await graph.list_facts("nora", subject="Yusuf")
+    assert [e.name for e in await graph.entities.named("nora", ["Yusuf"])] == ["Yusuf"]
+    about = await graph.facts.list("nora", subject="Yusuf")
     assert [(f.attribute, f.value) for f in about] == [("home", "Leeds")]
 
     # "I quit my job" ends the job without a new value; nothing is deleted
-    jobs = await graph.list_facts("nora", attribute="work", include_superseded=True)
+    jobs = await graph.facts.list("nora", attribute="work", include_superseded=True)
     acme = next(f for f in jobs if f.value == "Acme Logistics")
     ending = next(f for f in jobs if f.uid == acme.superseded_by)
     assert ending.kind is FactKind.EVENT and "quit" in ending.text
-    assert await graph.fact_sources("nora", ending.uid) == [uids[6]]
+    assert await graph.facts.sources("nora", ending.uid) == [uids[6]]
 
     now = await retrieve(services, "nora", "Where do I live now?", SIMPLE, LATER)
     assert now[0].kind == "fact" and now[0].uid == porto.uid
@@ -115,8 +115,8 @@ async def test_a_decision_links_to_what_motivated_it(services: Services) -> None
         (40, "I decided to look for a job closer to home because of the commute."),
     ]
     uids = await tell(services, "sam", story)
-    (decision,) = await services.graph.list_facts("sam", kinds=[FactKind.DECISION])
-    (cause,) = await services.graph.causes_of("sam", decision.uid)
+    (decision,) = await services.graph.facts.list("sam", kinds=[FactKind.DECISION])
+    (cause,) = await services.graph.facts.causes("sam", decision.uid)
     # no fact captured the commute, so the turn itself is the cause
     assert (cause.kind, cause.uid) == ("episode", uids[0])
     found = await retrieve(services, "sam", "Why did I decide to change jobs?", SIMPLE, LATER)
@@ -132,15 +132,15 @@ async def test_a_decision_links_to_what_motivated_it(services: Services) -> None
 async def snapshot(services: Services, tenant: str) -> dict[str, Any]:
     """The knowledge of a tenant by content (uids differ between tenants)."""
     graph = services.graph
-    facts = await graph.list_facts(tenant, include_superseded=True)
+    facts = await graph.facts.list(tenant, include_superseded=True)
     texts = {f.uid: f.text for f in facts}
-    sources = await graph.sources_of_facts(tenant, [f.uid for f in facts])
+    sources = await graph.facts.sources_many(tenant, [f.uid for f in facts])
     episodes = {
-        e.uid: e.user_text for e in await graph.get_episodes(tenant, sum(sources.values(), []))
+        e.uid: e.user_text for e in await graph.episodes.get_many(tenant, sum(sources.values(), []))
     }
     rows = []
     for f in facts:
-        causes = [texts.get(c.uid, c.uid) for c in await graph.causes_of(tenant, f.uid)]
+        causes = [texts.get(c.uid, c.uid) for c in await graph.facts.causes(tenant, f.uid)]
         rows.append(
             (
                 f.text,
@@ -187,9 +187,9 @@ async def test_processing_twice_or_after_a_crash_is_processing_once(
     with pytest.raises(ServiceError, match="ConnectionError"):  # raised for the retry, not noted
         await tell(services, "crash", story)
     monkeypatch.setattr(services.vectors, "upsert", real)
-    left = await services.graph.list_by_status("crash", [EpisodeStatus.INDEXED], limit=10)
+    left = await services.graph.episodes.list_by_status("crash", [EpisodeStatus.INDEXED], limit=10)
     assert len(left) == 1  # the stage failed after indexing: the episode waits at `indexed`
-    done = len(await services.graph.list_episode_uids("crash"))
+    done = len(await services.graph.episodes.list_uids("crash"))
     for day, text in story[done:]:
         await remember(
             services,

@@ -270,7 +270,7 @@ async def test_a_turn_that_says_little_weighs_less_than_one_that_says_much(
     flat = await retrieve(services, "b", question, ablate(SIMPLE, "brevity"), LATER)
     score = {c.episode_uid: c.score for c in found}
     before = {c.episode_uid: c.score for c in flat}
-    words = {e.uid: content_words(e) for e in await services.graph.get_episodes("b", uids)}
+    words = {e.uid: content_words(e) for e in await services.graph.episodes.get_many("b", uids)}
     assert words[short] == 2  # "pottery", "ye": the label is no word of the turn
     assert score[short] == pytest.approx(
         before[short] * (1 - SIMPLE.turns.brevity_discount * (1 - 2 / SIMPLE.turns.brevity_words))

@@ -24,7 +24,7 @@ EVERY = Intervals(micro=timedelta(hours=1), daily=timedelta(days=1), deep=timede
 
 async def lease_of(services: Services, tenant: str) -> Lease | None:
     """The tenant's consolidation lease as stored (its tenant-state record), or None."""
-    return Lease.decode(await services.graph.get_tenant_state(tenant, KEY_PREFIX + CONSOLIDATION))
+    return Lease.decode(await services.graph.state.get(tenant, KEY_PREFIX + CONSOLIDATION))
 
 
 def levels(reports: list[dict[str, object]]) -> dict[object, object]:
@@ -61,7 +61,7 @@ async def test_a_tenant_consolidating_in_another_process_is_left_alone(
     start = T0 + timedelta(days=1)
     ttl = timedelta(seconds=services.settings.sleep_lease_s)
     # Another process (its holder id) is consolidating s1 now.
-    other = await services.graph.take_lease("s1", CONSOLIDATION, "elsewhere pid 1", utcnow(), ttl)
+    other = await services.graph.leases.take("s1", CONSOLIDATION, "elsewhere pid 1", utcnow(), ttl)
 
     with pytest.raises(Busy, match="'s1' is running in another process"):
         await run_consolidation(services, "s1", "micro", start.isoformat())
@@ -69,7 +69,7 @@ async def test_a_tenant_consolidating_in_another_process_is_left_alone(
     assert levels(await run_due(services, EVERY, start)) == {"s2": "deep"}
     assert await lease_of(services, "s1") == other  # untouched
 
-    assert await services.graph.release_lease("s1", CONSOLIDATION, "elsewhere pid 1")
+    assert await services.graph.leases.release("s1", CONSOLIDATION, "elsewhere pid 1")
     assert levels(await run_due(services, EVERY, start)) == {"s1": "deep"}
     assert await lease_of(services, "s1") is None  # released after
 
@@ -88,7 +88,7 @@ async def test_a_run_whose_lease_is_taken_over_stops_with_busy(services: Service
     # This process stalled past its expiry, and another took the lease over.
     lease = await lease_of(services, "s1")
     assert lease is not None and lease.holder == "me"
-    await services.graph.take_lease("s1", CONSOLIDATION, "other", lease.expires, ttl)
+    await services.graph.leases.take("s1", CONSOLIDATION, "other", lease.expires, ttl)
     with pytest.raises(Busy, match="was taken over by another process"):
         await task
     lease = await lease_of(services, "s1")

@@ -64,5 +64,5 @@ async def test_stores_down_at_start_up_are_opened_when_they_answer(
         memory = Memory(services)
         added = await memory.add("ada", "I moved to Porto last month.")
         await memory.flush()  # bookkept by the queue the lifespan started
-        (episode,) = await services.graph.get_episodes("ada", added.uids)
+        (episode,) = await services.graph.episodes.get_many("ada", added.uids)
         assert episode.status is EpisodeStatus.PROCESSED

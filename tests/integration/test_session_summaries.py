@@ -100,10 +100,10 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
     now = await tell(services)
     graph = services.graph
     # Bookkeeping finished the nine sessions a later day's turn followed; the last is open.
-    assert len(await graph.list_summaries("alice", "main")) == len(SESSIONS) - 1
+    assert len(await graph.summaries.list("alice", "main")) == len(SESSIONS) - 1
     report = await sleep(services, "alice", "micro", now)
     assert report.summaries == 1
-    summaries = await graph.list_summaries("alice", "main")
+    summaries = await graph.summaries.list("alice", "main")
     assert [s.uid for s in summaries] == [
         session_uid("alice", "main", T0 + timedelta(days=d)) for d in range(len(SESSIONS))
     ]
@@ -113,7 +113,7 @@ async def test_each_session_gets_a_summary_and_a_broad_question_finds_it(
     assert await services.vectors.count("summaries", "alice") == len(SESSIONS)
     again = await sleep(services, "alice", "micro", now)
     assert again.summaries == 0  # nothing twice
-    assert await graph.list_summaries("alice") == summaries
+    assert await graph.summaries.list("alice") == summaries
 
     # A broad question: the cat's session through its summary. Its turns gain on the turns of
     # other sessions (at the default weight, 0.25, chosen on the development benchmarks:

@@ -21,18 +21,18 @@ async def test_bookkeeping_records_the_turns_emotions_and_goals(services: Servic
         services, "em", [(0, "I'm so excited and a bit nervous: I want to run a marathon!")]
     )
     graph = services.graph
-    emotions = await graph.list_emotions("em")
+    emotions = await graph.emotions.list("em")
     assert [(e.name, e.episode_uid, e.person) for e in emotions] == [
         ("excited", uid, "user"),
         ("nervous", uid, "user"),
     ]
-    episode = await graph.get_episode("em", uid)
+    episode = await graph.episodes.get("em", uid)
     assert episode is not None
     assert {e.intensity for e in emotions} == {appraise(episode).emotion} and emotions[
         0
     ].intensity > 0
-    (goal,) = await graph.list_goals("em")
-    (fact,) = await graph.list_facts("em", kinds=[FactKind.GOAL])
+    (goal,) = await graph.goals.list("em")
+    (fact,) = await graph.facts.list("em", kinds=[FactKind.GOAL])
     assert (goal.uid, goal.fact_uid, goal.status, goal.evidence_uid) == (
         goal_uid("em", fact.uid),
         fact.uid,
@@ -42,7 +42,7 @@ async def test_bookkeeping_records_the_turns_emotions_and_goals(services: Servic
     assert goal.text == fact.text and goal.stated_at == T0
     # A transcript turn's emotions are the speaker's.
     (other,) = await tell(services, "em", [(1, "Caroline: I'm so proud of my sister.")])
-    assert [(e.name, e.person) for e in await graph.list_emotions("em", other)] == [
+    assert [(e.name, e.person) for e in await graph.emotions.list("em", other)] == [
         ("proud", "Caroline")
     ]
 
@@ -68,7 +68,7 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
     keep = forget_only()  # the forgetting cycle keeps every turn: this test is about goals
     report = await sleep(services, "gl", Level.DEEP, T0 + timedelta(days=120), classify=keep)
 
-    goals = {g.text: g for g in await graph.list_goals("gl")}
+    goals = {g.text: g for g in await graph.goals.list("gl")}
     marathon, sail, portuguese, japan = (
         goals["The user wants to run a marathon."],
         goals["The user wants to learn to sail."],
@@ -89,7 +89,7 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
     # Idempotent: the same run again writes nothing.
     again = await sleep(services, "gl", Level.DEEP, T0 + timedelta(days=120), classify=keep)
     assert again.goals_changed == {}
-    assert {g.text: g for g in await graph.list_goals("gl")} == goals
+    assert {g.text: g for g in await graph.goals.list("gl")} == goals
     # The public read and the export carry them.
     memory = Memory(services)
     assert [g.status for g in await memory.goals("gl", "completed")] == [GoalStatus.COMPLETED]
@@ -116,18 +116,18 @@ async def test_a_goal_superseded_by_a_newer_goal_evolves(services: Services) -> 
         )
 
     old, new = race("f-old", "a marathon", 0), race("f-new", "an ultramarathon", 10)
-    await graph.add_fact(old, first)
-    stored = await graph.add_fact(new, second)
-    await graph.supersede_fact("ev", "f-old", stored, stored.valid_from)
+    await graph.facts.add(old, first)
+    stored = await graph.facts.add(new, second)
+    await graph.facts.supersede("ev", "f-old", stored, stored.valid_from)
 
     report = await sleep(services, "ev", Level.DEEP, T0 + timedelta(days=20))
 
     assert report.goals == 2  # deep sleep gave the goal facts their Goal nodes
-    evolved = await graph.get_goal("ev", goal_uid("ev", "f-old"))
+    evolved = await graph.goals.get("ev", goal_uid("ev", "f-old"))
     assert evolved is not None
     assert (evolved.status, evolved.evidence_uid) == (GoalStatus.EVOLVED, second)
     assert evolved.reason == "replaced by a newer goal: The user wants to run an ultramarathon."
-    current = await graph.get_goal("ev", goal_uid("ev", "f-new"))
+    current = await graph.goals.get("ev", goal_uid("ev", "f-new"))
     assert current is not None and current.status is GoalStatus.ACTIVE
 
 
@@ -147,13 +147,13 @@ async def test_deleting_or_forgetting_a_turn_leaves_no_dangling_goal_or_emotion(
     graph, memory = services.graph, Memory(services)
     keep = forget_only()
     await sleep(services, "dl", Level.DEEP, T0 + timedelta(days=61), classify=keep)
-    marathon = goal_uid("dl", (await graph.list_goals("dl"))[0].fact_uid)
-    done = await graph.get_goal("dl", marathon)
+    marathon = goal_uid("dl", (await graph.goals.list("dl"))[0].fact_uid)
+    done = await graph.goals.get("dl", marathon)
     assert done is not None and done.evidence_uid == uids[3]
 
     # Deleting the turn a status rests on makes the goal active again, until deep sleep.
     await memory.delete("dl", uids[3])
-    released = await graph.get_goal("dl", marathon)
+    released = await graph.goals.get("dl", marathon)
     assert released is not None
     assert (released.status, released.reason, released.evidence_uid) == (
         GoalStatus.ACTIVE,
@@ -162,13 +162,13 @@ async def test_deleting_or_forgetting_a_turn_leaves_no_dangling_goal_or_emotion(
     )
     # Deleting the turn that stated a goal deletes the goal (its fact) and the turn's emotions.
     await memory.delete("dl", uids[1])
-    assert [g.text for g in await graph.list_goals("dl")] == ["The user wants to run a marathon."]
-    assert await graph.list_emotions("dl") == []
+    assert [g.text for g in await graph.goals.list("dl")] == ["The user wants to run a marathon."]
+    assert await graph.emotions.list("dl") == []
 
     # Much later the marathon is abandoned by silence, resting on its last mention; forgetting
     # that mention re-points it at the turn that stated the goal, in the same run.
     await sleep(services, "dl", Level.DEEP, T0 + timedelta(days=200), classify=keep)
-    quiet = await graph.get_goal("dl", marathon)
+    quiet = await graph.goals.get("dl", marathon)
     assert quiet is not None and (quiet.status, quiet.evidence_uid) == (
         GoalStatus.ABANDONED,
         uids[2],
@@ -176,8 +176,8 @@ async def test_deleting_or_forgetting_a_turn_leaves_no_dangling_goal_or_emotion(
     report = await sleep(
         services, "dl", Level.DEEP, T0 + timedelta(days=201), classify=forget_only(uids[2])
     )
-    assert report.forgotten == 1 and await graph.get_episode("dl", uids[2]) is None
-    moved = await graph.get_goal("dl", marathon)
+    assert report.forgotten == 1 and await graph.episodes.get("dl", uids[2]) is None
+    moved = await graph.goals.get("dl", marathon)
     assert moved is not None and (moved.status, moved.evidence_uid) == (
         GoalStatus.ABANDONED,
         uids[0],

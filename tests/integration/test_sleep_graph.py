@@ -71,14 +71,14 @@ async def _plan_to_forget(services: Services, uids: list[str]) -> None:
 
 
 async def _link(services: Services, uids: list[str]) -> None:
-    await services.graph.record_access("solo", [uids[2], uids[3]], T0 + timedelta(days=4))
+    await services.graph.episodes.record_access("solo", [uids[2], uids[3]], T0 + timedelta(days=4))
 
 
 async def _unsupported_belief(services: Services, uids: list[str]) -> None:
     belief = Belief(
         uid="b1", tenant="solo", topic="tea", statement="tea", valence=0.3, confidence=0.4
     )
-    await services.graph.upsert_belief(belief.model_copy(update={"updated_at": T0}))
+    await services.graph.beliefs.upsert(belief.model_copy(update={"updated_at": T0}))
 
 
 PREPARE: dict[str, Callable[[Services, list[str]], Awaitable[None]]] = {
@@ -93,25 +93,25 @@ async def _check(name: str, out: dict[str, Any], services: Services, uids: list[
     graph_store = services.graph
     if name == "resume":
         assert (out["resumed"], out["forgotten"]) == (1, 1)
-        assert await graph_store.get_tenant_state("solo", PLAN_KEY) == "[]"
-        assert await graph_store.get_episode("solo", uids[2]) is None
+        assert await graph_store.state.get("solo", PLAN_KEY) == "[]"
+        assert await graph_store.episodes.get("solo", uids[2]) is None
     elif name == "links":
-        assert out["links_pruned"] == 1 and await graph_store.co_retrieval_links("solo") == []
+        assert out["links_pruned"] == 1 and await graph_store.coretrieval.list("solo") == []
     elif name == "rescore":
         assert out["rescored"] == len(STORY)
         scored, _ = await score(services, "solo", LATE)
-        stored = {e.uid: e for e in await graph_store.get_episodes("solo", uids)}
+        stored = {e.uid: e for e in await graph_store.episodes.get_many("solo", uids)}
         assert all(stored[c.episode.uid].salience == pytest.approx(c.salience) for c in scored)
     elif name == "expire":
         assert out["expired"] == 1
-        (remark,) = await graph_store.get_episodes("solo", [uids[0]])
+        (remark,) = await graph_store.episodes.get_many("solo", [uids[0]])
         assert remark.archived
     elif name == "forget":
-        assert out["forgotten"] == 1 and await graph_store.get_episode("solo", uids[3]) is None
+        assert out["forgotten"] == 1 and await graph_store.episodes.get("solo", uids[3]) is None
     elif name == "beliefs":
         assert out["beliefs_decayed"] + out["beliefs_removed"] == 1
     elif name == "goals":
-        assert out["goals"] == 1 and len(await graph_store.list_goals("solo")) == 1
+        assert out["goals"] == 1 and len(await graph_store.goals.list("solo")) == 1
     elif name == "apperception":
         stored_score = await load(graph_store, "solo")
         assert stored_score is not None and stored_score.score == out["apperception"]
@@ -119,7 +119,7 @@ async def _check(name: str, out: dict[str, Any], services: Services, uids: list[
         assert out["notes"][0].startswith("concepts: ")
     elif name == "diary":
         assert out["notes"] == ["diary: 4 of 4 days written"]
-        assert len(await graph_store.list_diary("solo")) == 4
+        assert len(await graph_store.diary.list("solo")) == 4
     elif name == "reflect":
         assert out["reflection"]["ran"] is True
     elif name == "sessions":

@@ -33,7 +33,7 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
         uids: list[str] = []
         for tenant in ("alice", "bob"):
             for i in range(30):
-                created = await store.create_episode(
+                created = await store.episodes.create(
                     NewEpisode(
                         tenant=tenant,
                         thread_id="t1",
@@ -52,15 +52,15 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
 
         await store._run(trace)
         some = uids[:12]
-        await store.get_episodes("alice", some)
-        await store.thread_links("alice", some)
-        await store.neighbours_of("alice", some[:5], 2)
-        await store.get_facts("alice", ["f1", "f2"])
-        await store.get_features("alice", ["x1"])
-        await store.get_summaries("alice", ["s1"])
-        await store.episode_connections("alice", some)
-        await store.sole_evidence("alice", some)
-        await store.record_access("alice", some[:4], utcnow())
+        await store.episodes.get_many("alice", some)
+        await store.episodes.thread_links("alice", some)
+        await store.episodes.neighbours_many("alice", some[:5], 2)
+        await store.facts.get_many("alice", ["f1", "f2"])
+        await store.features.get_many("alice", ["x1"])
+        await store.summaries.get_many("alice", ["s1"])
+        await store.episodes.connections("alice", some)
+        await store.episodes.sole_evidence("alice", some)
+        await store.episodes.record_access("alice", some[:4], utcnow())
 
         def untrace(conn: sqlite3.Connection) -> None:
             conn.set_trace_callback(None)
@@ -77,6 +77,6 @@ async def test_list_reads_search_by_key_not_by_tenant(tmp_path: Path) -> None:
             scans = [step for step in steps if TENANT_SCAN.search(step) or PAIR_PROBE.search(step)]
             assert not scans, f"{sql}\n-> {steps}"
         # and the tenant filter is still applied: bob's uids are not alice's
-        assert await store.get_episodes("bob", some) == []
+        assert await store.episodes.get_many("bob", some) == []
     finally:
         await store.close()

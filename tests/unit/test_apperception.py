@@ -62,7 +62,7 @@ async def test_the_score_changes_the_reply_prompt(
 
     stored = score([], {}, topics=0, facts=0, now=NOW)
     value = asdict(stored) | {"level": level, "score": 0.1 if level == "low" else 0.8}
-    await agent_services.graph.put_tenant_state("alice", KEY, json.dumps(value))
+    await agent_services.graph.state.put("alice", KEY, json.dumps(value))
     await respond({**human("Hi there"), "memories": []}, runtime())
     system = model.calls[1]["messages"][0].content
     assert "# How well you know this person" in system

@@ -219,7 +219,7 @@ async def test_a_one_megabyte_message_is_cut_never_sent_whole(agent_services, fa
         *[turn(i, FACTS[i % len(FACTS)]) for i in range(1, 12)],
     ]
     for e in episodes:
-        await agent_services.graph.create_episode(
+        await agent_services.graph.episodes.create(
             NewEpisode(
                 uid=e.uid,
                 tenant="alice",
@@ -241,7 +241,7 @@ async def test_a_one_megabyte_message_is_cut_never_sent_whole(agent_services, fa
 async def test_offline_one_megabyte_message_keeps_the_budgets(agent_services, offline) -> None:
     huge = "We decided to rebuild the barn near Tavira. " * (1_000_000 // 44)
     await thread_of_turns(agent_services, [huge, *FACTS[:8]])
-    last = (await agent_services.graph.thread_episodes("alice", "t1"))[-1].uid
+    last = (await agent_services.graph.episodes.in_thread("alice", "t1"))[-1].uid
     await compress_thread(await loaded(last), runtime(**SMALL))
     layers = await load_layers(agent_services.graph, "alice", "t1")
     assert layer_tokens(layers.summary) <= 60 and estimate_tokens(layers.impression) <= 30

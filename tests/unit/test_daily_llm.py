@@ -24,7 +24,7 @@ async def test_the_llm_names_a_new_concept_once(agent_services: Services, fake_c
 
     await concepts(asleep("daily", NOW), runtime(user_id="ada"))
 
-    (concept,) = await agent_services.graph.list_concepts("ada")
+    (concept,) = await agent_services.graph.concepts.list("ada")
     assert (concept.label, concept.description) == (named["label"], named["description"])
     assert model.tools_called() == ["ConceptName"]
     prompt = str(model.calls[0]["messages"][-1].content)
@@ -33,10 +33,10 @@ async def test_the_llm_names_a_new_concept_once(agent_services: Services, fake_c
     # The same day again: unchanged, so no call and the name stays.
     await concepts(asleep("daily", NOW), runtime(user_id="ada"))
     assert model.tools_called() == ["ConceptName"]
-    assert await agent_services.graph.list_concepts("ada") == [concept]
+    assert await agent_services.graph.concepts.list("ada") == [concept]
     # The diary names it as the LLM did.
     await write_diary(agent_services, "ada", NOW)
-    (last,) = [e for e in await agent_services.graph.list_diary("ada") if e.day == "2025-03-24"]
+    (last,) = [e for e in await agent_services.graph.diary.list("ada") if e.day == "2025-03-24"]
     assert last.concepts == ("marathon training",)
 
 
@@ -45,14 +45,14 @@ async def test_an_answer_that_does_not_validate_keeps_the_offline_label(
 ) -> None:
     await tell(agent_services, "bo", STORY)
     await run_consolidation(agent_services, "bo", "daily", NOW.isoformat())  # offline first
-    (offline,) = await agent_services.graph.list_concepts("bo")
+    (offline,) = await agent_services.graph.concepts.list("bo")
     wordy = {"label": "a label that is far far too long to be a name", "description": "x"}
     model = fake_chat(by_tool={"ConceptName": [wordy, wordy]})
 
     await concepts(asleep("daily", NOW), runtime(user_id="bo"))
 
     assert model.tools_called() == ["ConceptName", "ConceptName"]  # offline-named: tried, retried
-    (concept,) = await agent_services.graph.list_concepts("bo")
+    (concept,) = await agent_services.graph.concepts.list("bo")
     assert (concept.label, concept.description) == (offline.label, offline.description)
 
 
@@ -86,7 +86,7 @@ async def test_the_llm_writes_each_new_diary_entry_once(
 
     assert done["stages"]["diary"]["notes"] == ["diary: 2 of 2 days written"]
     assert model.tools_called() == ["DiaryText", "DiaryText", "DiaryText"]  # 1, then 2 tries
-    monday, tuesday = await agent_services.graph.list_diary("cy")
+    monday, tuesday = await agent_services.graph.diary.list("cy")
     assert monday.text == first["text"]
     assert tuesday.text.startswith("Tuesday 04 March 2025. We talked once.")  # the offline entry
     prompt = str(model.calls[0]["messages"][-1].content)

@@ -124,7 +124,7 @@ async def test_the_llm_judges_goals_with_later_mentions_in_one_call(
     assert '<goal id="g1" stated="2025-03-03">The user wants to run a marathon.</goal>' in prompt
     assert "[t1] 2025-03-23: The marathon went well" in prompt and "</turns>" in prompt
     assert "data, not" in str(model.calls[0]["messages"][0].content)
-    goals = {g.text: g for g in await agent_services.graph.list_goals("ll")}
+    goals = {g.text: g for g in await agent_services.graph.goals.list("ll")}
     marathon = goals["The user wants to run a marathon."]
     assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[2])
     assert marathon.reason == "judged completed: finished in 4 hours"
@@ -142,7 +142,7 @@ async def test_an_answer_that_does_not_validate_falls_back_to_the_rules(
     await stage.goals(asleep("deep", T0 + timedelta(days=30)), runtime(user_id="fb"))
 
     assert model.tools_called() == ["GoalJudgements", "GoalJudgements"]  # tried, retried
-    goals = {g.text: g for g in await agent_services.graph.list_goals("fb")}
+    goals = {g.text: g for g in await agent_services.graph.goals.list("fb")}
     marathon = goals["The user wants to run a marathon."]
     # The rules: "finished ... marathon" on day 26 (the model's "crossed the line" is not a cue).
     assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[4])

@@ -49,9 +49,9 @@ async def test_extraction_indexes_chunks_questions_and_links(agent_services, fak
     assert result["derivatives"] == 2 and result["questions"] == 5  # 4 + 1: the fifth was dropped
     assert result["usage"]["llm_calls"] == 1 and model.tools_called() == ["Extraction"]
     graph, vectors = agent_services.graph, agent_services.vectors
-    assert (await graph.get_episode("alice", uid)).status == EpisodeStatus.PROCESSED
-    assert await graph.episode_topics("alice", uid) == ["family", "wedding"]
-    mentioned = {(e.name, e.type) for e in await graph.episode_entities("alice", uid)}
+    assert (await graph.episodes.get("alice", uid)).status == EpisodeStatus.PROCESSED
+    assert await graph.topics.of_episode("alice", uid) == ["family", "wedding"]
+    mentioned = {(e.name, e.type) for e in await graph.entities.of_episode("alice", uid)}
     assert mentioned == {("Clara", EntityType.PERSON), ("Lisbon", EntityType.PLACE)}
     assert await vectors.count("derivatives", "alice") == 2
     assert await vectors.count("prospective", "alice") == 5
@@ -76,7 +76,7 @@ async def test_fallback_uses_the_splitter_and_heuristics(agent_services, fake_ch
     assert "Clara" in result["entities"] and "Lisbon" in result["entities"]
     assert await agent_services.vectors.count("prospective", "alice") == 0
     assert await agent_services.vectors.count("derivatives", "alice") == 2  # user + agent side
-    episode = await agent_services.graph.get_episode("alice", uid)
+    episode = await agent_services.graph.episodes.get("alice", uid)
     assert episode.status == EpisodeStatus.PROCESSED
 
 
@@ -84,11 +84,13 @@ async def test_rerunning_is_idempotent(agent_services, fake_chat) -> None:
     fake_chat(by_tool={"Extraction": [EXTRACTION, EXTRACTION]})
     uid = await _episode(agent_services)
     await run_episode(agent_services, "alice", uid)
-    await agent_services.graph.set_status("alice", uid, EpisodeStatus.PENDING, only_forward=False)
+    await agent_services.graph.episodes.set_status(
+        "alice", uid, EpisodeStatus.PENDING, only_forward=False
+    )
     await run_episode(agent_services, "alice", uid)
     assert await agent_services.vectors.count("derivatives", "alice") == 2
     assert await agent_services.vectors.count("prospective", "alice") == 5
-    assert len(await agent_services.graph.episode_entities("alice", uid)) == 2
+    assert len(await agent_services.graph.entities.of_episode("alice", uid)) == 2
     again = await run_episode(agent_services, "alice", uid)  # processed: nothing to do
     assert again["status"] == "processed" and not again["usage"] and "derivatives" not in again
 

@@ -52,22 +52,22 @@ async def test_features_grow_with_evidence_and_go_only_on_a_counter_claim(
     first = await said(offline, STUDY, 0)
     created = first["features"]["created"]
     graph = offline.graph
-    categories = {f.category for f in await graph.list_features("alice")}
+    categories = {f.category for f in await graph.features.list("alice")}
     assert FeatureCategory.VALUES in categories and FeatureCategory.INTERESTS in categories
     second = await said(offline, AGAIN, 1)
     assert second["features"]["updated"]  # the same traits, more evidence
-    grown = [f for f in await graph.get_features("alice", created) if f.evidence_count == 2]
+    grown = [f for f in await graph.features.get_many("alice", created) if f.evidence_count == 2]
     assert grown and all(f.strength > 0.5 for f in grown)
 
     small_talk = await said(offline, "Nice weather today.", 2)  # the ESS gate does not pass
     assert small_talk["features"] == {"created": [], "updated": [], "deleted": []}
-    assert len(await graph.list_features("alice")) == len(created)  # nothing decays
+    assert len(await graph.features.list("alice")) == len(created)  # nothing decays
 
     retraction = await said(offline, RETRACTION, 3)
     (gone,) = retraction["features"]["deleted"]
-    assert (await graph.list_features("alice", FeatureCategory.VALUES)) != []
-    assert await graph.get_feature("alice", gone) is None
-    interests = await graph.list_features("alice", FeatureCategory.INTERESTS)
+    assert (await graph.features.list("alice", FeatureCategory.VALUES)) != []
+    assert await graph.features.get("alice", gone) is None
+    interests = await graph.features.list("alice", FeatureCategory.INTERESTS)
     assert any(f.uid in created for f in interests)  # an interest is not refuted by a claim
 
 

@@ -101,7 +101,7 @@ async def test_the_model_decides_what_a_fact_it_was_shown_replaces(
     assert all(any("Lyon" in t for t in listed.values()) for listed in shown[:2])
 
     graph = agent_services.graph
-    everything = await graph.list_facts("ada", attribute="home", include_superseded=True)
+    everything = await graph.facts.list("ada", attribute="home", include_superseded=True)
     by_text = {f.text: f for f in everything}
     lyon_fact = by_text["The user lives in Lyon."]
     moved = by_text["The user moved to Porto for good."]
@@ -123,11 +123,11 @@ async def test_a_fact_answer_that_does_not_validate_falls_back_to_the_heuristic(
     model = fake_chat(by_tool={"Extraction": [bad, unknown_id]})
     (uid,) = await seed(agent_services, "bob", ["I work at Acme Logistics."], at=T0)
     assert model.tools_called().count("Extraction") == 2  # the call and its one retry
-    episode = await agent_services.graph.get_episode("bob", uid)
+    episode = await agent_services.graph.episodes.get("bob", uid)
     assert episode is not None and episode.status is EpisodeStatus.PROCESSED
-    (work,) = await agent_services.graph.list_facts("bob", attribute="work")
+    (work,) = await agent_services.graph.facts.list("bob", attribute="work")
     assert work.value == "Acme Logistics"  # read by the offline heuristic
-    assert await agent_services.graph.fact_sources("bob", work.uid) == [uid]
+    assert await agent_services.graph.facts.sources("bob", work.uid) == [uid]
 
 
 async def test_an_ungrounded_fact_is_kept_with_its_score(
@@ -140,5 +140,5 @@ async def test_an_ungrounded_fact_is_kept_with_its_score(
     }
     fake_chat(by_tool={"Extraction": [extraction("I love sailing.", invented)]})
     await seed(agent_services, "cy", ["I love sailing."], at=T0)
-    (fact,) = await agent_services.graph.list_facts("cy")
+    (fact,) = await agent_services.graph.facts.list("cy")
     assert fact.grounding < 0.6  # kept, but `tasks.knowledge_prompt` never shows it

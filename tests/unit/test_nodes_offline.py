@@ -88,8 +88,8 @@ async def test_missing_context_is_an_error_not_a_shared_default(agent_services, 
                 config("t2"),
                 context=typo,
             )
-    assert await agent_services.graph.count_episodes("default") == 0
-    assert await agent_services.graph.list_tenants() == []
+    assert await agent_services.graph.episodes.count("default") == 0
+    assert await agent_services.graph.episodes.list_tenants() == []
 
 
 @pytest.mark.parametrize("user_id", ["", "   ", "a\x00b", "x" * 500])

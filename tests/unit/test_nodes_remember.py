@@ -52,7 +52,7 @@ async def test_writes_the_user_side_first_then_attaches_the_reply(agent_services
     recorded = await record(st, runtime())
     uid = recorded["episode"]["uid"]
     assert recorded["episode"]["outcome"] == "stored"
-    first = await agent_services.graph.get_episode("alice", uid)
+    first = await agent_services.graph.episodes.get("alice", uid)
     assert (first.user_text, first.agent_text, first.status) == (
         "My dog's name is Biscuit.",
         "",
@@ -60,12 +60,12 @@ async def test_writes_the_user_side_first_then_attaches_the_reply(agent_services
     )
     done = await turn("My dog's name is Biscuit.")
     assert done["episode"]["uid"] == uid and done["episode"]["scheduled"]
-    stored = await agent_services.graph.get_episode("alice", uid)
+    stored = await agent_services.graph.episodes.get("alice", uid)
     assert stored.agent_text == "Noted!" and stored.ess.specificity == 0.4
     assert stored.thread_id == "no-thread"
     async with asyncio.timeout(60):
         await agent_services.bookkeeping.drain()
-    assert (await agent_services.graph.get_episode("alice", uid)).status == EpisodeStatus.PROCESSED
+    assert (await agent_services.graph.episodes.get("alice", uid)).status == EpisodeStatus.PROCESSED
 
 
 async def test_a_retried_message_is_one_episode_the_same_words_later_another(
@@ -77,8 +77,8 @@ async def test_a_retried_message_is_one_episode_the_same_words_later_another(
     assert retry["episode"]["uid"] == first["episode"]["uid"] and retry["episode"]["duplicate"]
     assert later["episode"]["uid"] != first["episode"]["uid"]
     assert not later["episode"]["duplicate"]
-    assert await agent_services.graph.count_episodes("alice") == 2
-    a, b = await agent_services.graph.get_episodes(
+    assert await agent_services.graph.episodes.count("alice") == 2
+    a, b = await agent_services.graph.episodes.get_many(
         "alice", [first["episode"]["uid"], later["episode"]["uid"]]
     )
     assert a.created_at < b.created_at
@@ -87,7 +87,7 @@ async def test_a_retried_message_is_one_episode_the_same_words_later_another(
 async def test_empty_turn_is_not_stored(agent_services, offline) -> None:
     out = await turn("  ")
     assert out["episode"]["outcome"] == "empty" and out["episode"]["stored"] is False
-    assert await agent_services.graph.count_episodes("alice") == 0
+    assert await agent_services.graph.episodes.count("alice") == 0
 
 
 async def test_a_long_message_is_stored_whole_and_the_thread_keeps_a_bounded_copy(
@@ -95,7 +95,7 @@ async def test_a_long_message_is_stored_whole_and_the_thread_keeps_a_bounded_cop
 ) -> None:
     text = "x" * 200_000
     out = await turn(text)
-    stored = await agent_services.graph.get_episode("alice", out["episode"]["uid"])
+    stored = await agent_services.graph.episodes.get("alice", out["episode"]["uid"])
     assert stored.user_text == text
     kept = out["messages"][0]
     assert kept.id == "h" and len(kept.content) < THREAD_CHARS + 100
@@ -106,13 +106,13 @@ async def test_a_message_over_the_limit_is_refused_unwritten(agent_services, off
     out = await turn("y" * 300_000, reply=None)
     assert out["episode"]["outcome"] == "refused" and "262,144" in out["episode"]["reason"]
     assert "I'll remember" not in out["reply"] and "not saved" in out["reply"]
-    assert await agent_services.graph.count_episodes("alice") == 0
+    assert await agent_services.graph.episodes.count("alice") == 0
 
 
 async def test_non_text_parts_are_noted(agent_services, offline) -> None:
     parts = [{"type": "text", "text": "Look at my cat Tom"}, {"type": "image_url", "image_url": {}}]
     out = await turn(parts)
-    stored = await agent_services.graph.get_episode("alice", out["episode"]["uid"])
+    stored = await agent_services.graph.episodes.get("alice", out["episode"]["uid"])
     assert stored.user_text.startswith("Look at my cat Tom")
     assert "[non-text content not kept: image_url]" in stored.user_text
 
@@ -135,7 +135,7 @@ async def test_full_queue_leaves_the_episode_pending_for_the_sweep(agent_service
         assert scheduled.count(False) >= 1  # the queue was full for at least one
         for o, s in zip(outs, scheduled, strict=True):
             if not s:
-                episode = await agent_services.graph.get_episode("alice", o["episode"]["uid"])
+                episode = await agent_services.graph.episodes.get("alice", o["episode"]["uid"])
                 assert episode.status == EpisodeStatus.PENDING
         gate.set()
         async with asyncio.timeout(60):
@@ -143,7 +143,7 @@ async def test_full_queue_leaves_the_episode_pending_for_the_sweep(agent_service
             report = await queue.sweep_once()
         assert report.ok
         for o in outs:
-            episode = await agent_services.graph.get_episode("alice", o["episode"]["uid"])
+            episode = await agent_services.graph.episodes.get("alice", o["episode"]["uid"])
             assert episode.status == EpisodeStatus.PROCESSED
     finally:
         await queue.close()
@@ -158,8 +158,8 @@ def broken_store(agent_services, monkeypatch) -> list[int]:
         calls.append(1)
         raise OSError("disk full")
 
-    monkeypatch.setattr(agent_services.graph, "create_episode", broken)
-    monkeypatch.setattr(agent_services.graph, "attach_reply", broken)
+    monkeypatch.setattr(agent_services.graph.episodes, "create", broken)
+    monkeypatch.setattr(agent_services.graph.episodes, "attach_reply", broken)
     return calls
 
 
@@ -174,7 +174,7 @@ async def test_store_down_goes_to_the_outbox_and_drains_exactly_once_in_order(
     assert len(calls) == 1  # the breaker sent the second turn straight to the outbox
     outbox, breaker = write_path(agent_services.settings.resolved_outbox_dir)
     assert outbox.state().depth == 4  # two turns, each: the user's side, then with the reply
-    assert await agent_services.graph.count_episodes("alice") == 0
+    assert await agent_services.graph.episodes.count("alice") == 0
 
     monkeypatch.undo()  # the store is back
     report = await drain_outbox(agent_services)
@@ -182,7 +182,7 @@ async def test_store_down_goes_to_the_outbox_and_drains_exactly_once_in_order(
     assert breaker.allows()
     again = await drain_outbox(agent_services)
     assert again.applied == 0
-    episodes = await agent_services.graph.list_by_status("alice", list(EpisodeStatus))
+    episodes = await agent_services.graph.episodes.list_by_status("alice", list(EpisodeStatus))
     assert [e.user_text for e in episodes] == ["I like tea.", "I like coffee too."]
     assert [e.agent_text for e in episodes] == [first["reply"], second["reply"]]
     assert [e.uid for e in episodes] == [first["episode"]["uid"], second["episode"]["uid"]]
@@ -204,6 +204,6 @@ async def test_store_and_outbox_down_says_not_remembered(
 
 async def test_nul_bytes_are_removed_and_the_reply_says_so(agent_services, offline) -> None:
     out = await turn("my code is 12\x0034", reply=None)
-    stored = await agent_services.graph.get_episode("alice", out["episode"]["uid"])
+    stored = await agent_services.graph.episodes.get("alice", out["episode"]["uid"])
     assert stored.user_text == "my code is 1234"
     assert "1 NUL characters in your message were not kept" in out["reply"]

@@ -60,8 +60,8 @@ async def test_kept_memories_are_marked_accessed(agent_services, offline) -> Non
     uids = await seed(agent_services, "alice", ["I like tea.", "I like coffee.", "I like jazz."])
     out = await rerank(state(uids, kind="TEMPORAL", n=1), runtime())
     assert out["memories"][0]["episode_uid"] == uids[0]
-    first = await agent_services.graph.get_episode("alice", uids[0])
-    other = await agent_services.graph.get_episode("alice", uids[1])
+    first = await agent_services.graph.episodes.get("alice", uids[0])
+    other = await agent_services.graph.episodes.get("alice", uids[1])
     assert first.access_count == 1 and first.last_accessed is not None
     assert other.access_count == 0
 

@@ -30,7 +30,7 @@ def memory(text: str, days: int = 2, uid: str = "e1") -> dict:
 
 async def test_prompt_fences_memories_as_data(agent_services, fake_chat) -> None:
     model = fake_chat(script=["Your dog is Biscuit."])
-    await agent_services.graph.add_snapshot("alice", "I enjoy dry humour.", utcnow())
+    await agent_services.graph.snapshots.add("alice", "I enjoy dry humour.", utcnow())
     state = {
         **human("What's my dog called?"),
         "memories": [memory("My dog is Biscuit."), memory(INJECTION, uid="e2")],

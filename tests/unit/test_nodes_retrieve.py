@@ -86,7 +86,7 @@ async def test_aggregation_runs_every_pass(agent_services, offline) -> None:
 
 
 async def test_belief_query_brings_beliefs(agent_services, offline) -> None:
-    await agent_services.graph.upsert_belief(
+    await agent_services.graph.beliefs.upsert(
         Belief(
             tenant="alice",
             topic="remote-work",
@@ -124,7 +124,7 @@ async def test_a_failing_diary_keeps_the_memories(agent_services, offline, monke
     async def broken(*args, **kwargs):
         raise ConnectionError("the graph store is down")
 
-    monkeypatch.setattr(agent_services.graph, "list_diary", broken)
+    monkeypatch.setattr(agent_services.graph.diary, "list", broken)
     state = {**human("What was my dog called yesterday?"), "route": SIMPLE_ROUTE}
     out = await retrieve(state, runtime())
     assert out["candidates"][0]["episode_uid"] == uids[0]

@@ -148,16 +148,16 @@ async def test_the_stage_summarises_the_session_a_gap_finished(agent_services, o
     uids = await say(agent_services, MOVE)
     out = await sessions(await loaded(uids[-1]), runtime())
     assert out["sessions"] == 0  # the session is still open
-    assert await agent_services.graph.list_summaries("alice") == []
+    assert await agent_services.graph.summaries.list("alice") == []
     later = await say(agent_services, LATER)
     out = await sessions(await loaded(later[0]), runtime())
     assert out["sessions"] == 1 and out["usage"].get("llm_calls", 0) == 0
-    [summary] = await agent_services.graph.list_summaries("alice", "t1")
+    [summary] = await agent_services.graph.summaries.list("alice", "t1")
     assert summary.uid == session_uid("alice", "t1", T0)
     assert summary.episode_uids == tuple(uids) and summary.method == "extractive"
     assert "Porto" in summary.text and "Leeds" in summary.text and "pottery" not in summary.text
     assert (summary.started_at, summary.ended_at) == (T0, T0 + timedelta(hours=0.1))
-    assert await agent_services.graph.summaries_of_episode("alice", uids[0]) == [summary.uid]
+    assert await agent_services.graph.summaries.of_episode("alice", uids[0]) == [summary.uid]
     [point] = await agent_services.vectors.scroll_points("summaries", "alice")
     assert point.id == point_id("alice", summary.uid)
     assert point.payload["episode_uids"] == list(uids)
@@ -165,15 +165,15 @@ async def test_the_stage_summarises_the_session_a_gap_finished(agent_services, o
     # Idempotent: again writes nothing and leaves the same node and point.
     again = await sessions(await loaded(later[0]), runtime())
     assert again["sessions"] == 0
-    assert await agent_services.graph.list_summaries("alice") == [summary]
+    assert await agent_services.graph.summaries.list("alice") == [summary]
     assert await agent_services.vectors.count("summaries", "alice") == 1
-    assert await agent_services.graph.list_summaries("bob") == []
+    assert await agent_services.graph.summaries.list("bob") == []
 
 
 async def test_consolidation_finishes_the_last_session(agent_services, offline) -> None:
     uids = await say(agent_services, MOVE)
     for uid in uids:
-        await agent_services.graph.set_status("alice", uid, _indexed())
+        await agent_services.graph.episodes.set_status("alice", uid, _indexed())
     assert await summarise_sessions(agent_services, "alice", T0 + timedelta(hours=1)) == 0
     assert await summarise_sessions(agent_services, "alice", T0 + timedelta(hours=7)) == 1
     assert await summarise_sessions(agent_services, "alice", T0 + timedelta(hours=8)) == 0
@@ -182,9 +182,9 @@ async def test_consolidation_finishes_the_last_session(agent_services, offline) 
     [extra] = await say(
         agent_services, [(0.2, "Joana decided she wants a balcony for her plants in Porto.")]
     )
-    await agent_services.graph.set_status("alice", extra, _indexed())
+    await agent_services.graph.episodes.set_status("alice", extra, _indexed())
     assert await summarise_sessions(agent_services, "alice", T0 + timedelta(hours=8)) == 1
-    [summary] = await agent_services.graph.list_summaries("alice")
+    [summary] = await agent_services.graph.summaries.list("alice")
     assert summary.episode_uids == (*uids, extra) and "balcony" in summary.text
     assert await agent_services.vectors.count("summaries", "alice") == 1
 
@@ -198,42 +198,42 @@ def _indexed():
 async def test_a_crash_between_the_point_and_the_node_is_repaired(agent_services, offline) -> None:
     uids = await say(agent_services, [*MOVE, *LATER])
     graph = agent_services.graph
-    real = graph.upsert_summary
+    real = graph.summaries.upsert
 
     async def crash(summary):  # the point is written, then the process dies
         raise RuntimeError("killed")
 
-    graph.upsert_summary = crash  # type: ignore[method-assign]
+    graph.summaries.upsert = crash  # type: ignore[method-assign]
     try:
         out = await sessions(await loaded(uids[-1]), runtime())
     finally:
-        graph.upsert_summary = real  # type: ignore[method-assign]
+        graph.summaries.upsert = real  # type: ignore[method-assign]
     assert "sessions" in " ".join(out["notes"])  # recorded, the episode carries on
     assert await agent_services.vectors.count("summaries", "alice") == 1
-    assert await graph.list_summaries("alice") == []
+    assert await graph.summaries.list("alice") == []
     out = await sessions(await loaded(uids[-1]), runtime())  # the re-run (sweep, next turn)
     assert out["sessions"] == 1
-    assert len(await graph.list_summaries("alice")) == 1
+    assert len(await graph.summaries.list("alice")) == 1
     assert await agent_services.vectors.count("summaries", "alice") == 1  # same point id
 
 
 async def test_forgetting_a_turn_rebuilds_its_summary_without_it(agent_services, offline) -> None:
     uids = await say(agent_services, [*MOVE, *LATER])
     await sessions(await loaded(uids[-1]), runtime())
-    [before] = await agent_services.graph.list_summaries("alice")
-    leeds = await agent_services.graph.get_episode("alice", uids[1])
+    [before] = await agent_services.graph.summaries.list("alice")
+    leeds = await agent_services.graph.episodes.get("alice", uids[1])
     assert leeds is not None
     _, _, rebuilt = await forget_episode(agent_services, leeds, 0.5, T0 + timedelta(days=30))
     assert rebuilt == 1
-    [after] = await agent_services.graph.list_summaries("alice")
+    [after] = await agent_services.graph.summaries.list("alice")
     assert after.uid == before.uid and after.episode_uids == (uids[0],)
     assert "Leeds" not in after.text and "Porto" in after.text
     [point] = await agent_services.vectors.scroll_points("summaries", "alice")
     assert point.payload["episode_uids"] == [uids[0]] and "Leeds" not in str(point.payload["text"])
-    porto = await agent_services.graph.get_episode("alice", uids[0])
+    porto = await agent_services.graph.episodes.get("alice", uids[0])
     assert porto is not None
     await forget_episode(agent_services, porto, 0.5, T0 + timedelta(days=30))
-    assert await agent_services.graph.list_summaries("alice") == []  # its last turn went
+    assert await agent_services.graph.summaries.list("alice") == []  # its last turn went
     assert await agent_services.vectors.count("summaries", "alice") == 0
 
 
@@ -250,7 +250,7 @@ async def test_one_model_call_per_session_summary(agent_services, fake_chat) -> 
     uids = await say(agent_services, [*MOVE, *LATER])
     out = await summarise_thread(agent_services, "alice", "t1", summarise=_llm(agent_services))
     assert out == 1 and model.tools_called() == ["SessionDigest"]
-    [summary] = await agent_services.graph.list_summaries("alice")
+    [summary] = await agent_services.graph.summaries.list("alice")
     assert summary.method == "llm" and summary.text == digest["summary"]
     assert summary.topics == ("moving-to-porto", "selling-the-flat")
     assert summary.episode_uids == tuple(uids[:2])
@@ -269,7 +269,7 @@ async def test_a_summary_that_fails_validation_falls_back_to_extractive(
     )
     assert len(model.calls) == 2  # the retry saw why
     assert "tokens; keep it under" in model.calls[1]["messages"][-1].content
-    [summary] = await agent_services.graph.list_summaries("alice")
+    [summary] = await agent_services.graph.summaries.list("alice")
     assert summary.method == "extractive" and "Porto" in summary.text
 
 
@@ -282,7 +282,7 @@ def _llm(services):
 
 async def test_write_summary_round_trips(agent_services, offline) -> None:
     uids = await say(agent_services, MOVE)
-    episodes = await agent_services.graph.get_episodes("alice", uids)
+    episodes = await agent_services.graph.episodes.get_many("alice", uids)
     draft = extractive_draft(episodes, ())
     from memory.schema import SessionSummary
 
@@ -297,5 +297,5 @@ async def test_write_summary_round_trips(agent_services, offline) -> None:
     )
     await write_summary(agent_services, summary)
     await write_summary(agent_services, summary)
-    assert await agent_services.graph.list_summaries("alice") == [summary]
+    assert await agent_services.graph.summaries.list("alice") == [summary]
     assert await agent_services.vectors.count("summaries", "alice") == 1

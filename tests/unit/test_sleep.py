@@ -187,7 +187,7 @@ async def test_the_llm_decides_through_truncated_ids(
     report = done["stages"]["forget"]
     assert (report["forgotten"], report["archived"], report["kept"]) == (1, 1, 2)
     assert done["usage"]["tasks"]["forgetting"]["calls"] == 1
-    assert await agent_services.graph.list_episode_uids("alice") == sorted(uids[1:])
+    assert await agent_services.graph.episodes.list_uids("alice") == sorted(uids[1:])
     assert "unknown id 'zzzzzzzz'" in caplog.text and "unknown id ''" in caplog.text
 
 
@@ -200,7 +200,7 @@ async def test_without_a_model_the_thresholds_decide(
     classify = llm_classifier(agent_services, now, usage=usage)
     batch = [
         Candidate(episode=e, utility=0.01, salience=0.05)
-        for e in await agent_services.graph.list_by_status("bob", ["processed"], limit=10)  # type: ignore[list-item]
+        for e in await agent_services.graph.episodes.list_by_status("bob", ["processed"], limit=10)  # type: ignore[list-item]
     ]
     decided = await classify(batch)
     assert set(decided.values()) == {Decision.FORGET}
