@@ -78,3 +78,20 @@ async def spawn_child(code: str, *args: str) -> asyncio.subprocess.Process:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+
+
+BAD_TENANTS = {
+    "NUL": "alice\x00",
+    "ESC": "alice\x1b[31m",
+    "129 characters": "a" * 129,
+    "512 characters": "a" * 512,
+    "leading space": " alice",
+    "trailing space": "alice ",
+    "lone surrogate": "alice\ud800",
+    "empty": "",
+    "zero-width space": "ali\u200bce",
+    "not NFC": "Zoe\u0301",
+}
+"""Ids the tenant rule (`memory.tenant`) refuses, by what is wrong with them: each is one
+cleaning or trimming away from a real id (`alice`, `a` * 128, `Zoé`), so a layer that cleaned
+instead of refusing would reach that tenant's memory."""
