@@ -25,6 +25,7 @@ from memory.services import Services
 from memory.sleep.leases import Busy
 from memory.sleep.levels import last_runs
 from memory.sleep.schedule import Intervals, due_level
+from memory.tenant import valid_ids
 from memory.write.episodes import InvalidInput
 
 log = logging.getLogger("mneme.schedule")
@@ -36,7 +37,7 @@ async def run_due(
     """One cycle: consolidate each tenant that is due at `now` (default now); their reports."""
     at = as_utc(now) if now else utcnow()
     reports = []
-    for tenant in await services.graph.episodes.list_tenants():
+    for tenant in valid_ids(await services.graph.episodes.list_tenants()):
         level = due_level(await last_runs(services, tenant), at, intervals)
         if level is None:
             continue

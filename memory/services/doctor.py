@@ -19,6 +19,7 @@ from memory.services import Services
 from memory.services.core import check_not_legacy
 from memory.settings import ConfigError, Settings, load_settings
 from memory.stores.base import SchemaMismatch, StoreError, StoreLocked
+from memory.tenant import RULE, valid_ids
 from memory.variables import unknown_variables
 from memory.write.outbox import Outbox
 from memory.write.quarantine import quarantined
@@ -177,6 +178,21 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         if not e.archived
     }
     all_uids = set(await graph.episodes.list_uids(None))
+    tenants = await graph.episodes.list_tenants()
+    reachable = valid_ids(tenants)
+    unreachable = sorted(set(tenants) - set(reachable))
+    report.add(
+        "tenant ids",
+        not unreachable,
+        f"{len(tenants)} tenants"
+        + (
+            f"; {len(unreachable)} have ids that break the tenant rule (written before it, "
+            f"{RULE}): no call can name them, so sweeps, sleep and reindex skip them"
+            + _sample([repr(t) for t in unreachable])
+            if unreachable
+            else ""
+        ),
+    )
     with_vectors = await vectors.scroll_episode_uids("derivatives", None)
     without = sorted(indexed - with_vectors)
     orphans = sorted(with_vectors - all_uids)
@@ -192,11 +208,7 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
         not orphans,
         f"{len(orphans)} episode uids in vectors are not in the graph" + _sample(orphans),
     )
-    summaries = {
-        s.uid
-        for tenant in await graph.episodes.list_tenants()
-        for s in await graph.summaries.list(tenant)
-    }
+    summaries = {s.uid for tenant in reachable for s in await graph.summaries.list(tenant)}
     summary_points = await vectors.scroll_episode_uids("summaries", None)
     unindexed = sorted(summaries - summary_points)
     report.add(
@@ -216,7 +228,7 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
     dangling = sorted(
         [
             g.uid
-            for tenant in await graph.episodes.list_tenants()
+            for tenant in reachable
             for g in await graph.goals.list(tenant)
             if g.evidence_uid is not None and g.evidence_uid not in all_uids
         ]

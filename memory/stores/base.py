@@ -45,6 +45,7 @@ from memory.stores.graph.snapshots import SnapshotStore
 from memory.stores.graph.summaries import SummaryStore
 from memory.stores.graph.tenant_state import TenantStateStore
 from memory.stores.graph.topics import TopicStore
+from memory.tenant import tenant_id
 
 __all__ = [
     "CreateResult",
@@ -114,15 +115,20 @@ class GraphStore(ABC):
     async def ping(self) -> None:
         """Raise `StoreUnavailable` (with the fix in the message) unless the store answers."""
 
-    @abstractmethod
     async def erase_tenant(self, tenant: str) -> int:
         """Delete every node, edge and state row of the tenant; the number of records deleted
         (nodes or rows: edges are counted on SQLite, where they are rows, not on Neo4j).
 
         Idempotent (a second call deletes nothing and returns 0) and safe to re-run after a
         crash part way: SQLite does it in one transaction, Neo4j in batches that each commit.
-        No other tenant's data is touched.
+        No other tenant's data is touched: an id that breaks the tenant rule (`memory.tenant`)
+        raises `InvalidTenant` and deletes nothing.
         """
+        return await self._erase_tenant(tenant_id(tenant))
+
+    @abstractmethod
+    async def _erase_tenant(self, tenant: str) -> int:
+        """Delete everything of the (checked) tenant; the number of records deleted."""
 
     @abstractmethod
     async def close(self) -> None:

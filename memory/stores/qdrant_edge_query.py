@@ -27,6 +27,7 @@ from memory.stores.qdrant_query import (
     SIGNAL_PREFIX,
     encode_payload,
 )
+from memory.tenant import tenant_id
 
 HNSW_M = 16
 """Edges per node of the HNSW graph (Qdrant's default)."""
@@ -92,7 +93,7 @@ def edge_filter(
     must: list[qe.FieldCondition | qe.HasIdCondition] = []
     must_not: list[qe.FieldCondition | qe.HasIdCondition] = []
     if tenant is not None:
-        must.append(_match("tenant", clean_text(tenant)))
+        must.append(_match("tenant", tenant_id(tenant)))  # checked, never cleaned
     if episode_uid is not None:
         must.append(_match("episode_uid", clean_text(episode_uid)))
     if ids is not None:
@@ -250,11 +251,12 @@ def edge_point(point: VectorPoint, *, dim: int, fingerprint: str) -> qe.Point:
     if not np.isfinite(dense_arr).all():
         raise ValueError(f"point {point.id} has NaN or infinite values in its dense vector")
     missing = [k for k in REQUIRED_PAYLOAD if not isinstance(point.payload.get(k), str)]
-    if missing or not point.payload["tenant"]:
+    if missing:
         raise ValueError(
-            f"point {point.id} needs string payload fields {list(REQUIRED_PAYLOAD)} "
-            f"(non-empty tenant); missing or invalid: {missing or ['tenant']}"
+            f"point {point.id} needs string payload fields {list(REQUIRED_PAYLOAD)}; "
+            f"missing or invalid: {missing}"
         )
+    tenant_id(point.payload["tenant"], name=f"point {point.id}'s tenant")  # never cleaned
     vector: dict[str, list[float] | qe.SparseVector | list[list[float]]] = {
         DENSE_VECTOR: dense_arr.tolist()
     }

@@ -23,6 +23,7 @@ from memory.schema import (
     clean_text,
 )
 from memory.stores.base import SchemaMismatch, SparseVector, VectorFilter, VectorPoint
+from memory.tenant import tenant_id
 
 RRF_K = 60
 """Reciprocal-rank-fusion constant (docs/design.md section 5); Qdrant's own default is 2."""
@@ -55,9 +56,10 @@ def tenant_filter(
     """
     must: list[models.Condition] = []
     must_not: list[models.Condition] = []
-    # Identifiers are matched as stored: payload strings pass through clean_text on upsert.
+    # The tenant is checked, never cleaned (`memory.tenant`; a valid id is one clean_text keeps
+    # as it is); other identifiers are matched as stored: payload strings are cleaned on upsert.
     if tenant is not None:
-        must.append(_match("tenant", clean_text(tenant)))
+        must.append(_match("tenant", tenant_id(tenant)))  # checked, never cleaned
     if episode_uid is not None:
         must.append(_match("episode_uid", clean_text(episode_uid)))
     if ids is not None:
@@ -221,11 +223,12 @@ def point_struct(point: VectorPoint, *, dim: int, fingerprint: str) -> models.Po
     if not all(math.isfinite(x) for x in dense):
         raise ValueError(f"point {point.id} has NaN or infinite values in its dense vector")
     missing = [k for k in REQUIRED_PAYLOAD if not isinstance(point.payload.get(k), str)]
-    if missing or not point.payload["tenant"]:
+    if missing:
         raise ValueError(
-            f"point {point.id} needs string payload fields {list(REQUIRED_PAYLOAD)} "
-            f"(non-empty tenant); missing or invalid: {missing or ['tenant']}"
+            f"point {point.id} needs string payload fields {list(REQUIRED_PAYLOAD)}; "
+            f"missing or invalid: {missing}"
         )
+    tenant_id(point.payload["tenant"], name=f"point {point.id}'s tenant")  # never cleaned
     sparse = point.sparse
     if sparse is None or not sparse.indices:
         vector: models.VectorStruct = {DENSE_VECTOR: dense}

@@ -32,6 +32,7 @@ from memory.schema import (
     utcnow,
 )
 from memory.stores.base import NotFound, VectorPoint
+from memory.tenant import InvalidTenant, problem, tenant_id
 from memory.text.chunking import Derivative, split_turn
 from memory.text.sparse import encode_document
 from memory.write import quarantine
@@ -119,7 +120,10 @@ async def remember(
     one). Writing a uid the tenant already has is a retry: it returns `duplicate=True` and
     writes nothing. The same words under another uid are another episode.
     """
-    _check_id("tenant", tenant)
+    try:
+        tenant_id(tenant)  # the one tenant rule; refused, never cleaned
+    except InvalidTenant as exc:
+        raise InvalidInput(str(exc)) from None
     _check_id("thread_id", thread_id)
     _check_text("user_text", user_text)
     _check_text("agent_text", agent_text)
@@ -338,6 +342,9 @@ async def sweep(
     known: dict[str, dict[str, quarantine.Failure]] = {}
     now = utcnow()
     for n, episode in enumerate(todo, start=1):
+        if problem(episode.tenant) is not None:  # written before the tenant rule: unreachable
+            report.failed[episode.uid] = "its tenant id breaks the tenant rule; see `mneme doctor`"
+            continue
         if episode.tenant not in known:
             if retry_quarantined:
                 await quarantine.release(services.graph, episode.tenant)

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from memory.schema import utcnow
 from memory.stores.base import GraphStore
+from memory.tenant import valid_ids
 
 KEY = "bookkeeping_failures"
 BACKOFF_S = 300.0
@@ -96,7 +97,7 @@ async def release(graph: GraphStore, tenant: str) -> list[str]:
 async def quarantined(graph: GraphStore) -> dict[tuple[str, str], Failure]:
     """Every quarantined episode, by (tenant, uid) (maintenance view for `mneme doctor`)."""
     out: dict[tuple[str, str], Failure] = {}
-    for tenant in await graph.episodes.list_tenants():
+    for tenant in valid_ids(await graph.episodes.list_tenants()):
         for uid, failure in (await failures(graph, tenant)).items():
             if failure.quarantined:
                 out[(tenant, uid)] = failure

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from memory.beliefs.features import index_features
 from memory.knowledge.facts import index_facts
 from memory.schema import EpisodeStatus
+from memory.tenant import valid_ids
 from memory.write.episodes import Progress, SweepReport
 from memory.write.sessions import index_summaries
 
@@ -36,7 +37,7 @@ async def reindex_all(
     await services.graph.setup()
     await services.vectors.drop_collections(services.embedder.fingerprint)
     await services.vectors.setup(rebuild=True)
-    tenants = await services.graph.episodes.list_tenants()
+    tenants = valid_ids(await services.graph.episodes.list_tenants())
     todo = [
         (tenant, uid)
         for tenant in tenants

@@ -11,6 +11,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -31,7 +32,9 @@ from memory.stores.base import (
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.vectors import SCORE_TOLERANCE, VectorIndex
+from memory.tenant import InvalidTenant
 from memory.text.sparse import encode_document, encode_query
+from tests.contract._support import BAD_TENANTS
 from tests.contract.conftest import OpenIndex
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -724,18 +727,35 @@ async def test_concurrent_calls_on_one_index(
     assert results[-1] == len(CORPUS)
 
 
-async def test_a_tenant_id_with_a_lone_surrogate_matches_as_stored(
-    index: VectorIndex, vectors: dict[str, list[float]]
+@pytest.mark.parametrize("bad", BAD_TENANTS.values(), ids=list(BAD_TENANTS))
+async def test_a_tenant_id_that_breaks_the_rule_is_refused_never_cleaned(
+    index: VectorIndex, vectors: dict[str, list[float]], bad: str
 ) -> None:
-    tenant = "user\ud800"
-    point = make_point(clean_text(tenant), "pet", vectors["pet"])  # stable_uid needs clean text
-    raw = VectorPoint(point.id, point.dense, point.sparse, {**point.payload, "tenant": tenant})
-    await index.upsert("derivatives", [raw])
-    assert await index.count("derivatives", tenant) == 1
-    hits = await index.search("derivatives", tenant, dense=vectors["pet"])
-    assert [h.payload["tenant"] for h in hits] == [clean_text(tenant)]
-    await index.delete_by_episode(tenant, "pet")
-    assert await index.count("derivatives", tenant) == 0
+    # The ids a cleaning or trimming would turn into these: their points must stay untouched.
+    for tenant in ("alice", "a" * 128, "Zo\u00e9"):
+        await index.upsert("derivatives", [make_point(tenant, "pet", vectors["pet"])])
+    point = make_point("alice", "job", vectors["job"])
+    foreign = VectorPoint(point.id, point.dense, point.sparse, {**point.payload, "tenant": bad})
+    with pytest.raises(InvalidTenant):
+        await index.upsert("derivatives", [foreign])
+    request = SearchRequest(kind="derivatives", dense=vectors["pet"])
+    refused: list[Awaitable[object]] = [
+        index.search("derivatives", bad, dense=vectors["pet"]),
+        index.search_many(bad, [request]),
+        index.count("derivatives", bad),
+        index.scroll_points("derivatives", bad),
+        index.scroll_episode_uids("derivatives", bad),
+        index.delete_by_episode(bad, "pet"),
+        index.delete_stale("derivatives", bad, "pet", []),
+        index.delete_points("derivatives", bad, [point.id]),
+    ]
+    for call in refused:
+        with pytest.raises(InvalidTenant):
+            await call
+    for tenant in ("alice", "a" * 128, "Zo\u00e9"):
+        assert await index.count("derivatives", tenant) == 1
+        (hit,) = await index.search("derivatives", tenant, dense=vectors["pet"])
+        assert hit.payload["tenant"] == tenant
 
 
 # --------------------------------------------------------------------------- across backends

@@ -6,13 +6,14 @@ to the abstract `_hook` of the same name, which each backend implements.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 from memory.schema import Belief, Evidence, EvidenceKind, clean_text, utcnow
 from memory.stores.graph.inputs import clean_record, count
+from memory.stores.graph.kind import KindStore
 
 
-class BeliefStore(ABC):
+class BeliefStore(KindStore):
     """One belief per (tenant, topic), with evidence edges that count towards it."""
 
     async def upsert(self, belief: Belief) -> Belief:

@@ -9,12 +9,13 @@ ever joins records of the same tenant; deleting an episode or a fact drops its e
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.schema import Concept, DiaryEntry
 from memory.stores.graph.inputs import clean_record, distinct
+from memory.stores.graph.kind import KindStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class Groups:
     diary: list[str]
 
 
-class ConceptStore(ABC):
+class ConceptStore(KindStore):
     """Concept nodes with their INCLUDES edges to episodes and facts."""
 
     async def put(
@@ -69,7 +70,7 @@ class ConceptStore(ABC):
         """The tenant's concepts, by (first_seen, uid)."""
 
 
-class DiaryStore(ABC):
+class DiaryStore(KindStore):
     """Diary entry nodes with their RECOUNTS edges to the episodes of their day."""
 
     async def put(self, entry: DiaryEntry, episode_uids: Sequence[str]) -> DiaryEntry:

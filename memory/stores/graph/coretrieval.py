@@ -8,13 +8,14 @@ a < b, and goes when either episode is deleted.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from memory.stores.graph.inputs import distinct
+from memory.stores.graph.kind import KindStore
 
 MAX_LINKED = 10
 """Only the first this many episodes of one access are linked (at most 45 pairs a turn)."""
@@ -62,7 +63,7 @@ def _pair(a: str, b: str) -> tuple[str, str]:
     return (min(a, b), max(a, b))
 
 
-class CoRetrievalStore(ABC):
+class CoRetrievalStore(KindStore):
     """Reads, reweighing and pruning of the links between episodes retrieved together."""
 
     async def reweigh(

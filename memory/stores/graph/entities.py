@@ -7,14 +7,15 @@ one that needs its input prepared hands it to the abstract `_hook` of the same n
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 
 from memory.schema import Entity, EntityType, EpisodeHit, clean_text, entity_key
 from memory.stores.graph.inputs import count, name_key, name_keys
+from memory.stores.graph.kind import KindStore
 
 
-class EntityStore(ABC):
+class EntityStore(KindStore):
     """Named things mentioned in episodes, related to each other."""
 
     async def upsert(self, tenant: str, name: str, type: EntityType) -> Entity:

@@ -7,7 +7,7 @@ each backend implements; a public method that needs nothing is abstract itself.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +27,7 @@ from memory.schema import (
 from memory.stores.graph.concepts import Groups
 from memory.stores.graph.coretrieval import STRONG_LINK, pairs
 from memory.stores.graph.inputs import clean_record, count, distinct
+from memory.stores.graph.kind import KindStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ def movable_from(status: EpisodeStatus, only_forward: bool) -> list[EpisodeStatu
     ]
 
 
-class EpisodeStore(ABC):
+class EpisodeStore(KindStore):
     """Episodes in time order: create, read, the chain, status, access and scores, and what an
     episode is connected to (the reads of consolidation and of the daily sleep level)."""
 

@@ -9,7 +9,7 @@ the contract; one that needs its input cleaned or checked hands clean values to 
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +17,7 @@ from datetime import datetime
 from memory.schema import Cause, Fact, FactKind, as_utc, clean_text
 from memory.stores.errors import NotFound
 from memory.stores.graph.inputs import clean_record, distinct, name_key
+from memory.stores.graph.kind import KindStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ class FactFilter:
     attribute: str | None = None
 
 
-class FactStore(ABC):
+class FactStore(KindStore):
     """Facts with their validity, the episodes that state them, their subjects and causes."""
 
     async def add(self, fact: Fact, episode_uid: str | None = None) -> Fact:

@@ -7,14 +7,15 @@ beliefs); it is deleted only by `delete`, on an explicit counter-claim, never by
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 
 from memory.schema import Feature, FeatureCategory
 from memory.stores.graph.inputs import clean_record, distinct
+from memory.stores.graph.kind import KindStore
 
 
-class FeatureStore(ABC):
+class FeatureStore(KindStore):
     """The agent's persistent semantic features (values, interests, style, expertise)."""
 
     async def upsert(self, feature: Feature, episode_uid: str | None = None) -> Feature:

@@ -9,15 +9,16 @@ keeps a status resting on a turn that is gone. Every write is one transaction.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
 
 from memory.schema import Emotion, Goal, GoalStatus
 from memory.stores.graph.inputs import clean_record, distinct
+from memory.stores.graph.kind import KindStore
 
 
-class GoalStore(ABC):
+class GoalStore(KindStore):
     """Goal nodes, each TRACKS its goal fact."""
 
     async def put(self, goal: Goal) -> Goal | None:
@@ -50,7 +51,7 @@ class GoalStore(ABC):
         return await self._list(tenant, None if status is None else GoalStatus(status))
 
 
-class EmotionStore(ABC):
+class EmotionStore(KindStore):
     """Emotion nodes, each FELT_IN one episode."""
 
     async def put(

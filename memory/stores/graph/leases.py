@@ -11,12 +11,13 @@ Neo4j from several machines need clocks that agree to well within the lease's le
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory.schema import as_utc, clean_text
+from memory.stores.graph.kind import KindStore
 
 KEY_PREFIX = "lease:"
 """Tenant-state keys of leases: `lease:` and the lease's name."""
@@ -49,7 +50,7 @@ Change = Callable[[Lease | None], Lease | None]
 """What to store given the lease stored now (None: delete it)."""
 
 
-class LeaseStore(ABC):
+class LeaseStore(KindStore):
     """Per-tenant named leases (the consolidation lease of `memory.sleep.leases`)."""
 
     async def take(
@@ -68,7 +69,7 @@ class LeaseStore(ABC):
                 return wanted
             return current
 
-        after = await self._swap(clean_text(tenant), _key(name), take)
+        after = await self._swap(tenant, _key(name), take)
         assert after is not None  # take never deletes
         return after
 
@@ -82,7 +83,7 @@ class LeaseStore(ABC):
             released = current is not None and current.holder == holder
             return None if released or current is None else current
 
-        await self._swap(clean_text(tenant), _key(name), release)
+        await self._swap(tenant, _key(name), release)
         return released
 
     @abstractmethod

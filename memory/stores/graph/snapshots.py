@@ -6,13 +6,14 @@ abstract `_hook` of the same name, which each backend implements.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from datetime import datetime
 
 from memory.schema import PersonalitySnapshot, as_utc, clean_text
+from memory.stores.graph.kind import KindStore
 
 
-class SnapshotStore(ABC):
+class SnapshotStore(KindStore):
     """Versions of the personality narrative (the sponge)."""
 
     async def add(self, tenant: str, text: str, at: datetime) -> PersonalitySnapshot:

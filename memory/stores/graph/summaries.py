@@ -6,14 +6,15 @@ better text); its edges are set to exactly the tenant's episodes among `episode_
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 
 from memory.schema import SessionSummary, clean_text
 from memory.stores.graph.inputs import clean_record, distinct
+from memory.stores.graph.kind import KindStore
 
 
-class SummaryStore(ABC):
+class SummaryStore(KindStore):
     """Summaries of finished sessions (`memory.write.sessions`), one level above the episodes."""
 
     async def upsert(self, summary: SessionSummary) -> SessionSummary:

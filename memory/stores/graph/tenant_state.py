@@ -1,30 +1,32 @@
 """Small per-tenant state (counters, the sponge's bookkeeping): the contract and its input rules.
 
-Unlike other records, the tenant and key are cleaned too: both are free text chosen by callers.
+Unlike other records, the key is cleaned too: it is free text chosen by callers. The tenant is
+checked like every store's, never cleaned (`memory.tenant`).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 from memory.schema import clean_text
+from memory.stores.graph.kind import KindStore
 
 
-class TenantStateStore(ABC):
+class TenantStateStore(KindStore):
     """String values under keys, one namespace per tenant."""
 
     async def get(self, tenant: str, key: str) -> str | None:
         """The value stored under `key` for the tenant, or None."""
-        return await self._get(clean_text(tenant), clean_text(key))
+        return await self._get(tenant, clean_text(key))
 
     @abstractmethod
     async def _get(self, tenant: str, key: str) -> str | None:
-        """The value under the cleaned (tenant, key), or None."""
+        """The value under (tenant, the cleaned key), or None."""
 
     async def put(self, tenant: str, key: str, value: str) -> None:
         """Store `value` under `key` for the tenant, replacing any previous value."""
-        await self._put(clean_text(tenant), clean_text(key), clean_text(value))
+        await self._put(tenant, clean_text(key), clean_text(value))
 
     @abstractmethod
     async def _put(self, tenant: str, key: str, value: str) -> None:
-        """Store the cleaned value under the cleaned (tenant, key), replacing any previous one."""
+        """Store the cleaned value under (tenant, the cleaned key), replacing any previous one."""

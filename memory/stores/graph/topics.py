@@ -6,14 +6,15 @@ abstract `_hook` of the same name, which each backend implements.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 
 from memory.schema import clean_text
 from memory.stores.graph.inputs import distinct
+from memory.stores.graph.kind import KindStore
 
 
-class TopicStore(ABC):
+class TopicStore(KindStore):
     """Topics by slug and the episodes that discuss them."""
 
     async def link(self, tenant: str, episode_uid: str, slugs: Sequence[str]) -> None:

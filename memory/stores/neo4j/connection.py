@@ -381,7 +381,7 @@ class Neo4jConnection:
             self._closed = True
             await self._driver.close()
 
-    async def erase_tenant(self, tenant: str) -> int:
+    async def _erase_tenant(self, tenant: str) -> int:
         """Delete every node of the tenant with its edges, in committed batches of
         `ERASE_BATCH`; the number of nodes deleted (re-running after a crash finishes it)."""
         deleted = 0

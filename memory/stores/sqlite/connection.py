@@ -308,7 +308,7 @@ class SqliteConnection:
             self._conn.close()
             self._conn = None
 
-    async def erase_tenant(self, tenant: str) -> int:
+    async def _erase_tenant(self, tenant: str) -> int:
         """Delete every row of the tenant in one transaction; the number of rows deleted."""
         return await self._run(self._erase, tenant)
 
