@@ -26,7 +26,17 @@ from rich.panel import Panel
 from rich.progress import Progress
 from rich.table import Table
 
-from cli.common import USER_HELP, console, err, opened, printable, progress_bar, run, safe
+from cli.common import (
+    USER_HELP,
+    checked_user,
+    console,
+    err,
+    opened,
+    printable,
+    progress_bar,
+    run,
+    safe,
+)
 
 SAMPLE = Path(__file__).parent / "data" / "sample_conversation.json"
 
@@ -363,7 +373,7 @@ async def run_chat(
 
 
 def demo(
-    user: str = typer.Option("demo", "--user", help=USER_HELP),
+    user: str = typer.Option("demo", "--user", callback=checked_user, help=USER_HELP),
     usage: bool = typer.Option(False, "--usage", help="Show route and LLM calls per answer."),
 ) -> None:
     """Remember a bundled multi-session conversation, then ask it recall questions; exit 1 when
@@ -383,7 +393,7 @@ def demo(
 
 
 def chat(
-    user: str = typer.Option(..., "--user", "-u", help=USER_HELP),
+    user: str = typer.Option(..., "--user", "-u", callback=checked_user, help=USER_HELP),
     thread: str = typer.Option(None, "--thread", help="Conversation id (default: a new one)."),
     timezone: str = typer.Option("UTC", "--tz", help="Your IANA timezone."),
     memories: bool = typer.Option(False, "--memories", help="Show the memories each reply used."),

@@ -12,7 +12,7 @@ from typing import TypeVar
 import typer
 from rich.table import Table
 
-from cli.common import USER_HELP, console, run, safe
+from cli.common import USER_HELP, checked_user, console, run, safe
 from memory.beliefs.evidence import belief_strength, list_active_beliefs
 from memory.beliefs.sponge import SpongeStatus, status
 from memory.schema import Belief, EvidenceKind, PersonalitySnapshot
@@ -113,7 +113,7 @@ def snapshot_text(
     return "\n\n".join(parts)
 
 
-def beliefs(user: str = typer.Option(..., "--user", help=USER_HELP)) -> None:
+def beliefs(user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP)) -> None:
     """List the agent's beliefs: stance, confidence, evidence counts, contested flags."""
 
     async def main(graph: GraphStore) -> tuple[list[tuple[Belief, int, int]], SpongeStatus]:
@@ -129,7 +129,7 @@ def beliefs(user: str = typer.Option(..., "--user", help=USER_HELP)) -> None:
 
 
 def snapshot(
-    user: str = typer.Option(..., "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP),
     history: bool = typer.Option(False, "--history", help="Every version, newest first."),
 ) -> None:
     """Show the personality snapshot (the sponge), or its whole version history."""

@@ -20,6 +20,7 @@ from memory.embeddings.embedders import EmbedderError
 from memory.services import Services, use_services
 from memory.settings import ConfigError, Settings, load_settings
 from memory.stores.base import StoreError
+from memory.tenant import RULE, InvalidTenant, tenant_id
 
 T = TypeVar("T")
 
@@ -27,8 +28,19 @@ console = Console(width=None if sys.stdout.isatty() else 120)
 """Piped or captured output keeps whole tables (rich would cut them to 80 columns)."""
 err = Console(stderr=True)
 
-USER_HELP = "Whose memory (the person the agent remembers; `user_id` in a run's context)."
+USER_HELP = f"Whose memory (the person the agent remembers; `user_id` in a run's context): {RULE}."
 DRAIN_TIMEOUT_S = 600.0
+
+
+def checked_user(value: str | None) -> str | None:
+    """A `--user` value as given when it follows the tenant rule (`memory.tenant`); a usage
+    error naming the rule otherwise (never trimmed into another user)."""
+    if value is None:
+        return None
+    try:
+        return tenant_id(value, name="--user")
+    except InvalidTenant as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

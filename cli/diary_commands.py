@@ -12,12 +12,12 @@ import typer
 from rich.markup import escape
 
 from cli.belief_commands import _run as with_graph
-from cli.common import USER_HELP, console
+from cli.common import USER_HELP, checked_user, console
 from memory.stores.base import GraphStore
 
 
 def concepts(
-    user: str = typer.Option(..., "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the concepts as JSON."),
 ) -> None:
     """Show the concepts daily sleep formed (turns that recur across days) and their loops."""
@@ -48,7 +48,7 @@ def concepts(
 
 
 def diary(
-    user: str = typer.Option(..., "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP),
     day: str | None = typer.Option(None, "--day", help="Only this day (YYYY-MM-DD, UTC)."),
     as_json: bool = typer.Option(False, "--json", help="Print the entries as JSON."),
 ) -> None:

@@ -11,13 +11,13 @@ import typer
 from rich.markup import escape
 
 from cli.belief_commands import _run as with_graph
-from cli.common import USER_HELP, console
+from cli.common import USER_HELP, checked_user, console
 from memory.schema import GoalStatus
 from memory.stores.base import GraphStore
 
 
 def goals(
-    user: str = typer.Option(..., "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP),
     status: str | None = typer.Option(
         None, "--status", help="Only goals with this status: active, completed, abandoned, evolved."
     ),

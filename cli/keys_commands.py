@@ -6,13 +6,15 @@ from pathlib import Path
 
 import typer
 
-from cli.common import console, fail, safe
+from cli.common import checked_user, console, fail, safe
 from memory.settings import ConfigError, load_settings
 from serve.apikeys import add_key
 
 
 def add(
-    user: str = typer.Option(..., "--user", "-u", help="The user id the key acts as."),
+    user: str = typer.Option(
+        ..., "--user", "-u", callback=checked_user, help="The user id the key acts as."
+    ),
     file: str | None = typer.Option(
         None,
         "--file",

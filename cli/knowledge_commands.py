@@ -16,7 +16,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from cli.common import USER_HELP, CommandError, console, opened, progress_bar, run, safe
+from cli.common import (
+    USER_HELP,
+    CommandError,
+    checked_user,
+    console,
+    opened,
+    progress_bar,
+    run,
+    safe,
+)
 from cli.remote import hit_as_candidate, through_server
 from memory.settings import load_settings
 from memory.stores.base import StoreLocked
@@ -176,7 +185,7 @@ def recall_json(query: str, candidates: list[dict[str, Any]]) -> dict[str, Any]:
 
 def ingest(
     file: Annotated[Path, typer.Argument(help="A memeval .jsonl file (see docs/memeval.md).")],
-    user: Annotated[str, typer.Option("--user", "-u", help=USER_HELP)],
+    user: Annotated[str, typer.Option("--user", "-u", callback=checked_user, help=USER_HELP)],
 ) -> None:
     """Remember every turn of a memeval file as the user's episodes, in order (idempotent)."""
     counts = run(lambda: run_ingest(file, user))
@@ -190,7 +199,7 @@ def ingest(
 
 
 def facts(
-    user: str = typer.Option(..., "--user", "-u", help=USER_HELP),
+    user: str = typer.Option(..., "--user", "-u", callback=checked_user, help=USER_HELP),
     history: bool = typer.Option(False, "--history", help="Also show superseded facts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of facts)."),
 ) -> None:
@@ -206,7 +215,7 @@ def facts(
 
 def recall(
     query: str = typer.Argument(..., help="What to look for."),
-    user: str = typer.Option("demo", "--user", "-u", help=USER_HELP),
+    user: str = typer.Option("demo", "--user", "-u", callback=checked_user, help=USER_HELP),
     recipe: str = typer.Option("SIMPLE", "--recipe", help="SIMPLE, TEMPORAL or AGGREGATION."),
     n: int = typer.Option(7, "--n", min=1, max=20, help="How many turns (facts come beside)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: the query and its results."),

@@ -9,7 +9,7 @@ import os
 
 import typer
 
-from cli.common import USER_HELP, fail, run
+from cli.common import USER_HELP, checked_user, fail, run
 
 
 def mcp(
@@ -21,6 +21,7 @@ def mcp(
         None,
         "--user",
         "-u",
+        callback=checked_user,
         help=f"{USER_HELP} stdio only, and only without API keys; else MNEME_MCP_KEY decides.",
     ),
 ) -> None:

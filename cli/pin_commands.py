@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import typer
 
-from cli.common import USER_HELP, CommandError, console, opened, run, safe
+from cli.common import USER_HELP, CommandError, checked_user, console, opened, run, safe
 from cli.remote import through_server
 from memory.settings import load_settings
 from memory.stores.base import NotFound, StoreLocked
@@ -52,7 +52,7 @@ def _report(item: dict[str, Any], pinned: bool, as_json: bool) -> None:
 
 def pin(
     uid: str = typer.Argument(..., help=UID_HELP),
-    user: str = typer.Option(..., "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the turn as JSON."),
 ) -> None:
     """Pin a turn: sleep never archives, expires or forgets it, and it does not decay (an
@@ -62,7 +62,7 @@ def pin(
 
 def unpin(
     uid: str = typer.Argument(..., help=UID_HELP),
-    user: str = typer.Option(..., "--user", help=USER_HELP),
+    user: str = typer.Option(..., "--user", callback=checked_user, help=USER_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the turn as JSON."),
 ) -> None:
     """Unpin a turn: an ordinary memory again."""

@@ -7,11 +7,13 @@ import json
 import typer
 from rich.progress import TaskID
 
-from cli.common import CommandError, console, opened, progress_bar, run
+from cli.common import CommandError, checked_user, console, opened, progress_bar, run
 
 
 def consolidate(
-    user: str = typer.Option(..., "--user", help="Whose memory to consolidate."),
+    user: str = typer.Option(
+        ..., "--user", callback=checked_user, help="Whose memory to consolidate."
+    ),
     level: str = typer.Option(
         "micro",
         "--level",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from cli.common import console, err, opened, progress_bar, run, safe
+from cli.common import checked_user, console, err, opened, progress_bar, run, safe
 from memory.settings import load_settings
 
 
@@ -37,7 +37,9 @@ def doctor() -> None:
 
 
 def sweep(
-    user: str | None = typer.Option(None, "--user", help="Only this person's memory."),
+    user: str | None = typer.Option(
+        None, "--user", callback=checked_user, help="Only this person's memory."
+    ),
     retry_quarantined: bool = typer.Option(
         False, "--retry-quarantined", help="Also retry episodes quarantined after failing."
     ),

@@ -7,15 +7,13 @@ Studio renders it as a form. It must stay JSON-friendly: plain strings, numbers 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ConfigDict
 
-USER_ID_MAX_CHARS = 128
-_USER_ID = re.compile(r"^[^\x00-\x1f\x7f]+$")
+from memory.tenant import InvalidTenant, TenantId, tenant_id
 
 THREAD_BUDGETS = (
     ("thread_exchange_tokens", 100, 16000),
@@ -41,7 +39,9 @@ class Context:
 
     user_id: str
     """The tenant: whose memories this run reads and writes. Different ids never share memory.
-    Required; a served run's user is the authenticated caller (`serve/auth.py`)."""
+    Required; 1-128 characters, no control or invisible characters, no whitespace at either end,
+    in Unicode NFC (refused otherwise, never trimmed). A served run's user is the authenticated
+    caller (`serve/auth.py`)."""
 
     timezone: str = "UTC"
     """IANA timezone of the user (e.g. `Europe/Paris`), for part of day and gaps."""
@@ -83,13 +83,10 @@ class Context:
 
     def __post_init__(self) -> None:
         check_types(self)
-        uid = self.user_id.strip() if isinstance(self.user_id, str) else ""
-        if not uid or len(uid) > USER_ID_MAX_CHARS or not _USER_ID.match(uid):
-            raise ContextError(
-                f"context.user_id={self.user_id!r} is not a usable user id; pass 1-"
-                f"{USER_ID_MAX_CHARS} printable characters, e.g. {{'user_id': 'alice'}}"
-            )
-        self.user_id = uid
+        try:
+            tenant_id(self.user_id, name="context.user_id")
+        except InvalidTenant as exc:
+            raise ContextError(f"{exc}; e.g. {{'user_id': 'alice'}}") from None
         try:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -113,6 +110,11 @@ class Context:
                 raise ContextError(f"context.{name}={getattr(self, name)} must be {low}-{high}")
         if not 16 <= self.max_reply_tokens <= 8192:
             raise ContextError(f"context.max_reply_tokens={self.max_reply_tokens} must be 16-8192")
+
+    @property
+    def tenant(self) -> TenantId:
+        """The tenant of this run: `user_id`, checked by the tenant rule (`memory.tenant`)."""
+        return TenantId(self.user_id)
 
     @property
     def tz(self) -> ZoneInfo:

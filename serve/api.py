@@ -57,6 +57,7 @@ from memory.settings import Settings, get_settings
 from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
 from memory.stores.base import NotFound
+from memory.tenant import InvalidTenant, TenantId, tenant_id
 from memory.write.episodes import InvalidInput, drain_outbox, remember
 from memory.write.sessions import without_episode
 
@@ -337,12 +338,12 @@ def _episode_item(episode: Episode) -> MemoryItem:
     )
 
 
-def _check_user(user: str) -> str:
-    if not isinstance(user, str) or not user.strip():
-        raise InvalidInput("user must be a non-empty string")
-    if len(user) > 512:
-        raise InvalidInput(f"user is {len(user)} characters; at most 512 allowed")
-    return user
+def _check_user(user: str) -> TenantId:
+    """The user as a tenant id (`memory.tenant`): refused with `InvalidInput`, never trimmed."""
+    try:
+        return tenant_id(user, name="user")
+    except InvalidTenant as exc:
+        raise InvalidInput(str(exc)) from None
 
 
 def _check_uid(uid: str) -> str:
@@ -453,7 +454,7 @@ class Memory:
         `InvalidInput` naming the field for an empty or oversized message; nothing is written
         then (every turn is checked before the first is).
         """
-        _check_user(user)
+        tenant = _check_user(user)
         turns = _turns(messages)
         limit = self.services.settings.max_message_bytes
         for i, (user_text, agent_text, _) in enumerate(turns):
@@ -471,30 +472,30 @@ class Memory:
         for i, (user_text, agent_text, source) in enumerate(turns):
             done = await remember(
                 self.services,
-                tenant=user,
+                tenant=tenant,
                 thread_id=thread,
                 user_text=user_text,
                 agent_text=agent_text,
                 at=start + timedelta(milliseconds=i),
-                uid=episode_uid(user, thread, source) if source else new_uid(),
+                uid=episode_uid(tenant, thread, source) if source else new_uid(),
             )
             result.uids.append(done.uid)
             if done.duplicate:
                 result.duplicates.append(done.uid)
-            self.services.bookkeeping.submit(user, done.uid)
+            self.services.bookkeeping.submit(tenant, done.uid)
         return result
 
     async def pin(self, user: str, uid: str) -> MemoryItem:
         """Pin an episode: consolidation never archives, expires or forgets it, and it does not
         decay. An archived episode is restored (its vectors rebuilt by bookkeeping). Idempotent;
         raises `NotFound` for a uid that is not one of the user's episodes."""
-        _check_user(user)
-        return _episode_item(await set_pinned(self.services, user, _check_uid(uid), True))
+        tenant = _check_user(user)
+        return _episode_item(await set_pinned(self.services, tenant, _check_uid(uid), True))
 
     async def unpin(self, user: str, uid: str) -> MemoryItem:
         """Unpin an episode: an ordinary memory again. Idempotent; `NotFound` as for `pin`."""
-        _check_user(user)
-        return _episode_item(await set_pinned(self.services, user, _check_uid(uid), False))
+        tenant = _check_user(user)
+        return _episode_item(await set_pinned(self.services, tenant, _check_uid(uid), False))
 
     @telemetry.traced("delete_memory")
     async def delete(self, user: str, uid: str) -> DeleteReport:
@@ -504,18 +505,18 @@ class Memory:
         turns, or removed with its last one), or a fact (with its vector). Raises `NotFound` for a uid
         the user does not have. Vectors go first, the episode last, so a delete interrupted
         part way is finished by calling it again."""
-        _check_user(user)
+        tenant = _check_user(user)
         _check_uid(uid)
         graph, vectors = self.services.graph, self.services.vectors
-        episode = await graph.episodes.get(user, uid)
+        episode = await graph.episodes.get(tenant, uid)
         if episode is None:
-            if not await graph.facts.delete(user, uid):
+            if not await graph.facts.delete(tenant, uid):
                 raise NotFound(f"no memory {uid!r} for this user")
-            await vectors.delete_points("knowledge", user, [point_id(user, uid)])
+            await vectors.delete_points("knowledge", tenant, [point_id(tenant, uid)])
             return DeleteReport(uid=uid, kind="fact", facts_deleted=[uid])
         report = DeleteReport(uid=uid, kind="episode")
-        facts = await graph.facts.list(user, include_superseded=True)
-        sources = await graph.facts.sources_many(user, [f.uid for f in facts])
+        facts = await graph.facts.list(tenant, include_superseded=True)
+        sources = await graph.facts.sources_many(tenant, [f.uid for f in facts])
         shared: list[Fact] = []
         for fact in facts:
             cited = sources.get(fact.uid, [])
@@ -524,40 +525,40 @@ class Memory:
             elif uid in cited:
                 report.facts_kept.append(fact.uid)
                 shared.append(fact)
-        features = await graph.features.list(user)
-        feature_sources = {f.uid: await graph.features.sources(user, f.uid) for f in features}
+        features = await graph.features.list(tenant)
+        feature_sources = {f.uid: await graph.features.sources(tenant, f.uid) for f in features}
         report.features_deleted = [k for k, v in feature_sources.items() if v == [uid]]
-        for belief in await graph.beliefs.list(user):
-            evidence = await graph.beliefs.evidence(user, belief.uid, limit=2)
+        for belief in await graph.beliefs.list(tenant):
+            evidence = await graph.beliefs.evidence(tenant, belief.uid, limit=2)
             if evidence and all(e.episode_uid == uid for e in evidence):
                 report.beliefs_deleted.append(belief.uid)
 
         await vectors.delete_by_episode(
-            user, uid, kinds=[k for k in VECTOR_KINDS if k not in ("knowledge", "features")]
+            tenant, uid, kinds=[k for k in VECTOR_KINDS if k not in ("knowledge", "features")]
         )
         await vectors.delete_points(
-            "knowledge", user, [point_id(user, f) for f in report.facts_deleted]
+            "knowledge", tenant, [point_id(tenant, f) for f in report.facts_deleted]
         )
         await vectors.delete_points(
             "features",
-            user,
-            [stable_uid(user, "feature-point", f) for f in report.features_deleted],
+            tenant,
+            [stable_uid(tenant, "feature-point", f) for f in report.features_deleted],
         )
         for fact_uid in report.facts_deleted:
-            await graph.facts.delete(user, fact_uid)
+            await graph.facts.delete(tenant, fact_uid)
         for feature_uid in report.features_deleted:
-            await graph.features.delete(user, feature_uid)
+            await graph.features.delete(tenant, feature_uid)
         for belief_uid in report.beliefs_deleted:
-            await graph.beliefs.delete(user, belief_uid)
-        await release_episode(self.services, user, uid)
-        await release_goals(self.services, user, uid, utcnow())
-        report.summaries_changed = await graph.summaries.of_episode(user, uid)
-        await without_episode(self.services, user, uid)  # rebuilt before the episode goes
-        await graph.episodes.delete(user, uid)
+            await graph.beliefs.delete(tenant, belief_uid)
+        await release_episode(self.services, tenant, uid)
+        await release_goals(self.services, tenant, uid, utcnow())
+        report.summaries_changed = await graph.summaries.of_episode(tenant, uid)
+        await without_episode(self.services, tenant, uid)  # rebuilt before the episode goes
+        await graph.episodes.delete(tenant, uid)
         # Shared facts' points named this episode as their source when it was the first one.
-        await index_facts(self.services, user, shared)
+        await index_facts(self.services, tenant, shared)
         if any(uid in v for v in feature_sources.values()):
-            await index_features(self.services, user)
+            await index_features(self.services, tenant)
         return report
 
     @telemetry.traced("delete_memory_store")
@@ -568,25 +569,25 @@ class Memory:
         back afterwards), then the graph, then every vector collection. Idempotent; re-running
         it after a crash part way finishes it.
         """
-        _check_user(user)
+        tenant = _check_user(user)
         await drain_outbox(self.services, submit=False)
         await self.flush()
-        records = await self.services.graph.erase_tenant(user)
+        records = await self.services.graph.erase_tenant(tenant)
         points = 0
         for kind in VECTOR_KINDS:
-            ids = [hit.id for hit in await self.services.vectors.scroll_points(kind, user)]
+            ids = [hit.id for hit in await self.services.vectors.scroll_points(kind, tenant)]
             if ids:
-                await self.services.vectors.delete_points(kind, user, ids)
+                await self.services.vectors.delete_points(kind, tenant, ids)
                 points += len(ids)
-        log.info("erased user %r: %d graph records, %d vector points", user, records, points)
-        return EraseReport(user=user, graph_records=records, vector_points=points)
+        log.info("erased user %r: %d graph records, %d vector points", tenant, records, points)
+        return EraseReport(user=tenant, graph_records=records, vector_points=points)
 
     async def import_(self, user: str, export: MemoryExport | Mapping[str, object]) -> AddResult:
         """Replay an export's episodes as the user's, in time order, through the write path and
         the bookkeeping pipeline (run here, one episode after another, as `mneme ingest` does),
         so facts, beliefs and vectors are rebuilt as they were built. Episodes the user already
         has are skipped (idempotent). Importing into another user gives the episodes new uids."""
-        _check_user(user)
+        tenant = _check_user(user)
         try:
             data = (
                 export if isinstance(export, MemoryExport) else MemoryExport.model_validate(export)
@@ -601,10 +602,10 @@ class Memory:
             )
         result = AddResult(uids=[])
         for ep in sorted(data.episodes, key=lambda e: (e.created_at, e.uid)):
-            uid = ep.uid if data.user == user else stable_uid(user, "imported", ep.uid)
+            uid = ep.uid if data.user == tenant else stable_uid(tenant, "imported", ep.uid)
             done = await remember(
                 self.services,
-                tenant=user,
+                tenant=tenant,
                 thread_id=ep.thread_id,
                 user_text=ep.user_text,
                 agent_text=ep.agent_text,
@@ -615,9 +616,9 @@ class Memory:
             result.uids.append(done.uid)
             if done.duplicate:
                 result.duplicates.append(done.uid)
-            await pipeline(self.services, user, done.uid)
+            await pipeline(self.services, tenant, done.uid)
             if ep.pinned:
-                await self.services.graph.episodes.set_pinned(user, done.uid, True)
+                await self.services.graph.episodes.set_pinned(tenant, done.uid, True)
         return result
 
     # ---- reads
@@ -634,7 +635,7 @@ class Memory:
         """The user's memories that best answer `query` (mneme's retrieval, no LLM), best
         first: `k` of the given kinds (1 to `MAX_SEARCH_K`), fewer when fewer match.
         Read-only (it does not count as an access)."""
-        _check_user(user)
+        tenant = _check_user(user)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
         if not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
@@ -643,7 +644,7 @@ class Memory:
         if unknown or not kinds:
             raise InvalidInput("kinds must name 'episode' and/or 'fact'")
         recipe = sized(get_recipe("SIMPLE"), k)  # k of each kind, where the recipe returns fewer
-        found = await retrieve(self.services, user, query, recipe, utcnow())
+        found = await retrieve(self.services, tenant, query, recipe, utcnow())
         hits = [
             SearchHit(
                 uid=c.uid or c.episode_uid,
@@ -661,12 +662,12 @@ class Memory:
     async def get(self, user: str, uid: str) -> MemoryItem:
         """One memory by uid: an episode or a fact. Raises `NotFound` (also for another
         user's uid)."""
-        _check_user(user)
+        tenant = _check_user(user)
         _check_uid(uid)
-        episode = await self.services.graph.episodes.get(user, uid)
+        episode = await self.services.graph.episodes.get(tenant, uid)
         if episode is not None:
             return _episode_item(episode)
-        fact = await self.services.graph.facts.get(user, uid)
+        fact = await self.services.graph.facts.get(tenant, uid)
         if fact is None:
             raise NotFound(f"no memory {uid!r} for this user")
         return MemoryItem(
@@ -674,48 +675,48 @@ class Memory:
             kind="fact",
             text=fact.text,
             created_at=fact.learned_at or fact.valid_from,
-            sources=await self.services.graph.facts.sources(user, uid),
+            sources=await self.services.graph.facts.sources(tenant, uid),
         )
 
     async def history(self, user: str, uid: str) -> list[FactView]:
         """Every version of a fact, oldest first: what it superseded, itself, what superseded
         it. Raises `NotFound` unless `uid` is one of the user's facts."""
-        _check_user(user)
+        tenant = _check_user(user)
         _check_uid(uid)
         graph = self.services.graph
-        if await graph.facts.get(user, uid) is None:
+        if await graph.facts.get(tenant, uid) is None:
             raise NotFound(f"no fact {uid!r} for this user")
-        facts = {f.uid: f for f in await graph.facts.list(user, include_superseded=True)}
+        facts = {f.uid: f for f in await graph.facts.list(tenant, include_superseded=True)}
         before = {f.superseded_by: f.uid for f in facts.values() if f.superseded_by}
         chain = [uid]
         while chain[0] in before and before[chain[0]] not in chain:
             chain.insert(0, before[chain[0]])
         while (nxt := facts[chain[-1]].superseded_by) in facts and nxt not in chain:
             chain.append(nxt)
-        sources = await graph.facts.sources_many(user, chain)
+        sources = await graph.facts.sources_many(tenant, chain)
         return [fact_view(facts[u], sources.get(u, [])) for u in chain]
 
     async def facts(self, user: str, *, history: bool = False) -> list[FactView]:
         """The user's current facts (with `history`, superseded ones too), oldest first."""
-        _check_user(user)
+        tenant = _check_user(user)
         graph = self.services.graph
-        facts = await graph.facts.list(user, include_superseded=history)
-        sources = await graph.facts.sources_many(user, [f.uid for f in facts])
+        facts = await graph.facts.list(tenant, include_superseded=history)
+        sources = await graph.facts.sources_many(tenant, [f.uid for f in facts])
         return [fact_view(f, sources.get(f.uid, [])) for f in facts]
 
     async def beliefs(self, user: str) -> list[BeliefView]:
         """The agent's beliefs shaped by this user's conversations, by topic."""
-        _check_user(user)
-        return [belief_view(b) for b in await list_active_beliefs(self.services.graph, user)]
+        tenant = _check_user(user)
+        return [belief_view(b) for b in await list_active_beliefs(self.services.graph, tenant)]
 
     async def concepts(self, user: str) -> list[ConceptView]:
         """The concepts daily sleep formed from the user's turns, oldest first, with their
         narrative loop and members (empty until `mneme consolidate --level daily` has run)."""
-        _check_user(user)
+        tenant = _check_user(user)
         graph = self.services.graph
         views = []
-        for c in await graph.concepts.list(user):
-            members = await graph.concepts.members(user, c.uid)
+        for c in await graph.concepts.list(tenant):
+            members = await graph.concepts.members(tenant, c.uid)
             row = c.model_dump(exclude={"tenant", "updated_at"})
             views.append(ConceptView(**row, episodes=members.episodes, facts=members.facts))
         return views
@@ -723,7 +724,7 @@ class Memory:
     async def diary(self, user: str) -> list[DiaryView]:
         """The agent's diary of its days with the user, oldest day first (written by daily
         sleep)."""
-        _check_user(user)
+        tenant = _check_user(user)
         graph = self.services.graph
         return [
             DiaryView(
@@ -731,50 +732,50 @@ class Memory:
                 text=e.text,
                 episode_count=e.episode_count,
                 concepts=list(e.concepts),
-                sources=await graph.diary.sources(user, e.uid),
+                sources=await graph.diary.sources(tenant, e.uid),
                 written_at=e.created_at,
             )
-            for e in await graph.diary.list(user)
+            for e in await graph.diary.list(tenant)
         ]
 
     async def goals(self, user: str, status: GoalStatus | str | None = None) -> list[GoalView]:
         """The user's goals (of one status, or all), oldest first, with the reason and evidence
         of their status (reassessed at deep sleep)."""
-        _check_user(user)
+        tenant = _check_user(user)
         if status is not None and status not in set(GoalStatus):
             known = ", ".join(s.value for s in GoalStatus)
             raise InvalidInput(f"unknown goal status {status!r}; use one of {known}")
         wanted = None if status is None else GoalStatus(status)
         return [
             GoalView(**g.model_dump(exclude={"tenant"}))
-            for g in await self.services.graph.goals.list(user, wanted)
+            for g in await self.services.graph.goals.list(tenant, wanted)
         ]
 
     async def emotions(self, user: str) -> list[EmotionView]:
         """The emotions the user's turns named, oldest first."""
-        _check_user(user)
+        tenant = _check_user(user)
         return [
             EmotionView(**e.model_dump(exclude={"tenant", "uid"}))
-            for e in await self.services.graph.emotions.list(user)
+            for e in await self.services.graph.emotions.list(tenant)
         ]
 
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
         with its sources, beliefs and the journal of their changes, features, personality
         snapshots, concepts, the diary, goals, emotions and session summaries."""
-        _check_user(user)
+        tenant = _check_user(user)
         graph = self.services.graph
-        uids = await graph.episodes.list_uids(user)
+        uids = await graph.episodes.list_uids(tenant)
         episodes = sorted(
-            await graph.episodes.get_many(user, uids), key=lambda e: (e.created_at, e.uid)
+            await graph.episodes.get_many(tenant, uids), key=lambda e: (e.created_at, e.uid)
         )
         features = []
-        for f in await graph.features.list(user):
+        for f in await graph.features.list(tenant):
             row = f.model_dump(mode="json", exclude={"tenant"})
-            row["sources"] = await graph.features.sources(user, f.uid)
+            row["sources"] = await graph.features.sources(tenant, f.uid)
             features.append(row)
         return MemoryExport(
-            user=user,
+            user=tenant,
             exported_at=utcnow(),
             episodes=[
                 ExportedEpisode(
@@ -788,20 +789,20 @@ class Memory:
                 )
                 for e in episodes
             ],
-            facts=await self.facts(user, history=True),
-            beliefs=await self.beliefs(user),
-            belief_changes=[asdict(c) for c in await belief_journal(self.services, user)],
+            facts=await self.facts(tenant, history=True),
+            beliefs=await self.beliefs(tenant),
+            belief_changes=[asdict(c) for c in await belief_journal(self.services, tenant)],
             features=features,
             snapshots=[
                 s.model_dump(mode="json", exclude={"tenant"})
-                for s in await graph.snapshots.history(user)
+                for s in await graph.snapshots.history(tenant)
             ],
-            concepts=await self.concepts(user),
-            diary=await self.diary(user),
-            goals=await self.goals(user),
-            emotions=await self.emotions(user),
+            concepts=await self.concepts(tenant),
+            diary=await self.diary(tenant),
+            goals=await self.goals(tenant),
+            emotions=await self.emotions(tenant),
             summaries=[
                 s.model_dump(mode="json", exclude={"tenant"})
-                for s in await graph.summaries.list(user)
+                for s in await graph.summaries.list(tenant)
             ],
         )

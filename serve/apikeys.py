@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.settings import ConfigError, Settings
+from memory.tenant import InvalidTenant, problem, tenant_id
 
-USER_ID_MAX_CHARS = 128
-_USER_ID = re.compile(r"^[^\x00-\x1f\x7f\s][^\x00-\x1f\x7f]*$")
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -29,13 +28,8 @@ class AuthFailure(Exception):
 
 
 def valid_user_id(user_id: str) -> bool:
-    """True for a usable user id: 1-128 printable characters, not starting with a space."""
-    return (
-        isinstance(user_id, str)
-        and 0 < len(user_id) <= USER_ID_MAX_CHARS
-        and user_id == user_id.strip()
-        and bool(_USER_ID.match(user_id))
-    )
+    """True for a user id that follows the tenant rule (`memory.tenant`)."""
+    return problem(user_id) is None
 
 
 def hash_key(key: str) -> str:
@@ -145,8 +139,10 @@ def load_keyring(settings: Settings) -> KeyRing:
 
 def add_key(path: Path, user_id: str) -> str:
     """Create a key for `user_id`, append its hash to the keys file (mode 0600); the key."""
-    if not valid_user_id(user_id):
-        raise ConfigError(f"{user_id!r} is not a usable user id (1-128 printable characters)")
+    try:
+        tenant_id(user_id, name="user id")
+    except InvalidTenant as exc:
+        raise ConfigError(str(exc)) from None
     key = new_key()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -28,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memory.settings import Settings
+from memory.tenant import InvalidTenant, TenantId, tenant_id
 from serve.api import (
     AddResult,
     BeliefView,
@@ -145,21 +146,24 @@ def build_server(opened: _Opened) -> MCPServer[Any]:
     return server
 
 
-def stdio_user(settings: Settings, key: str | None, user: str | None) -> str:
+def stdio_user(settings: Settings, key: str | None, user: str | None) -> TenantId:
     """The user of a stdio connection: the key's, else `--user` when no keys are configured."""
     ring = load_keyring(settings)
     if key:
         try:
-            return ring.identify(key)
+            return TenantId(ring.identify(key))  # a key's user follows the tenant rule
         except AuthFailure as exc:
             raise McpSetupError(f"MNEME_MCP_KEY: {exc}") from None
     if not ring.empty:
         raise McpSetupError(
             "API keys are configured: set MNEME_MCP_KEY to your key (it decides the user)"
         )
-    if not user:
+    if user is None:
         raise McpSetupError("name the user with --user ID (or set MNEME_MCP_KEY)")
-    return user
+    try:
+        return tenant_id(user, name="--user")
+    except InvalidTenant as exc:
+        raise McpSetupError(str(exc)) from None
 
 
 async def serve_stdio(settings: Settings, user: str) -> None:

@@ -43,6 +43,7 @@ from memory.retrieval.store_query import MAX_QUERY_K, QueryResult, StoreName, qu
 from memory.schema import GoalStatus
 from memory.services import get_services
 from memory.stores.base import StoreUnavailable
+from memory.tenant import RULE, InvalidTenant, TenantId, tenant_id
 from serve.api import (
     MAX_SEARCH_K,
     AddResult,
@@ -73,12 +74,12 @@ OPEN = "open"
 UserParam = Annotated[
     str | None,
     Query(
-        max_length=512,
-        description="Whose memory: only needed on a server without API keys (else the caller's).",
+        description="Whose memory: only needed on a server without API keys (else the caller's). "
+        f"A user id is {RULE}.",
     ),
 ]
 UidPath = Annotated[str, Path(min_length=1, max_length=512)]
-UserPath = Annotated[str, Path(min_length=1, max_length=512)]
+UserPath = Annotated[str, Path(description=f"The caller's user id ({RULE}).")]
 
 
 class AddRequest(BaseModel):
@@ -99,16 +100,22 @@ class SearchResponse(BaseModel):
     results: list[SearchHit]
 
 
-def caller(request: Request, named: str | None) -> str:
+def caller(request: Request, named: str | None) -> TenantId:
     """The tenant of this request: the authenticated identity; `named` must be it (else 403).
-    Without keys (open, loopback only) the caller names the user."""
+    Without keys (open, loopback only) the caller names the user. A named user that breaks the
+    tenant rule (`memory.tenant`) is 422, never trimmed into someone else."""
+    if named is not None:
+        try:
+            tenant_id(named, name="user")
+        except InvalidTenant as exc:
+            raise HTTPException(422, str(exc)) from None
     if OPEN in request.auth.scopes:
-        if not named:
+        if named is None:
             raise HTTPException(
                 422, "user: this server has no API keys, so name the user (?user=ID)"
             )
-        return named
-    identity = str(request.user.identity)
+        return TenantId(named)
+    identity = TenantId(str(request.user.identity))  # checked when the key or JWT was read
     if named is not None and named != identity:
         raise HTTPException(403, "user names another user; you can reach only your own memory")
     return identity

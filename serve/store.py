@@ -52,6 +52,7 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from memory.schema import Episode, stable_uid
 from memory.services import get_services
+from memory.tenant import InvalidTenant, TenantId, tenant_id
 from memory.write.episodes import remember
 from serve.api import Memory
 
@@ -67,6 +68,14 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "$lt": operator.lt,
     "$lte": operator.le,
 }
+
+
+def _tenant(label: str) -> TenantId:
+    """A namespace's first label as the tenant (`memory.tenant`), refused, never trimmed."""
+    try:
+        return tenant_id(label, name="the namespace's first label (the user)")
+    except InvalidTenant as exc:
+        raise InvalidNamespaceError(str(exc)) from None
 
 
 def _thread(namespace: tuple[str, ...]) -> str:
@@ -123,7 +132,7 @@ class MnemeStore(AsyncBatchedBaseStore):
     def __init__(self, memory: Memory | None = None, *, tenant: str | None = None) -> None:
         super().__init__()
         self._memory = memory
-        self.tenant = tenant
+        self.tenant = None if tenant is None else tenant_id(tenant)
 
     @property
     def memory(self) -> Memory:
@@ -134,7 +143,7 @@ class MnemeStore(AsyncBatchedBaseStore):
 
     # ---- plumbing
 
-    def _tenant_of(self, namespace: tuple[str, ...]) -> str:
+    def _tenant_of(self, namespace: tuple[str, ...]) -> TenantId:
         if not namespace or not all(isinstance(label, str) and label for label in namespace):
             raise InvalidNamespaceError(
                 f"namespace {namespace!r} must be non-empty labels; the first is the user"
@@ -145,7 +154,7 @@ class MnemeStore(AsyncBatchedBaseStore):
             )
         if len(_thread(namespace)) > MAX_KEY_CHARS:
             raise InvalidNamespaceError(f"namespace is longer than {MAX_KEY_CHARS} characters")
-        return namespace[0]
+        return _tenant(namespace[0])
 
     def _item(self, episode: Episode, score: float | None = None) -> Item | SearchItem | None:
         namespace = _namespace_of(episode.thread_id)
@@ -273,7 +282,7 @@ class MnemeStore(AsyncBatchedBaseStore):
         if self.tenant is not None:
             tenant = self.tenant
         elif prefixes and prefixes[0] and prefixes[0][0] != "*":
-            tenant = prefixes[0][0]
+            tenant = _tenant(prefixes[0][0])
         else:
             raise InvalidNamespaceError(
                 "list_namespaces needs a prefix naming the user (its first label)"

@@ -63,4 +63,5 @@ def test_demo_recall_and_chat(tmp_path: Path) -> None:
     bad = mneme(["recall", "x", "--recipe", "FANCY"], data)
     assert bad.returncode != 0 and "unknown retrieval recipe" in bad.stderr
     bad_user = mneme(["chat", "--user", " "], data, stdin="/quit\n")
-    assert bad_user.returncode != 0 and "user_id" in bad_user.stderr
+    shown = " ".join(bad_user.stderr.replace("\u2502", " ").split())  # rich's box unwrapped
+    assert bad_user.returncode == 2 and "--user" in shown and "whitespace" in shown, shown
