@@ -1,7 +1,8 @@
 """The vector index over Qdrant: one collection per kind and embedder, tenant-filtered search.
 
-Runs against a Qdrant server (`QDRANT_URL`) or qdrant-client's embedded local mode (a directory,
-or `:memory:` in tests). Collections are named `<kind>__<embedder fingerprint>`, so a model swap
+Runs against a Qdrant server or cluster (`QDRANT_URL`, over REST or gRPC; connecting, failing
+over between nodes and the collection layout are `qdrant_server.py`'s) or qdrant-client's
+embedded local mode (a directory, or `:memory:` in tests). Collections are named `<kind>__<embedder fingerprint>`, so a model swap
 is a re-index (`mneme reindex`), never a silent mix of vectors from two models. Every read and
 delete filters on the tenant; point ids are deterministic (callers pass `schema.stable_uid`), so
 upserts are idempotent. Query building lives in `qdrant_query.py`; this module does the I/O.
@@ -16,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
@@ -38,6 +40,7 @@ from memory.stores.base import (
     VectorHit,
     VectorPoint,
 )
+from memory.stores.qdrant_idf import TERMS_FIELD, tenant_idf, weighted
 from memory.stores.qdrant_local import large_local_warning, open_local
 from memory.stores.qdrant_query import (
     clamp_weights,
@@ -46,9 +49,19 @@ from memory.stores.qdrant_query import (
     point_struct,
     tenant_filter,
 )
+from memory.stores.qdrant_server import (
+    Connection,
+    Endpoints,
+    Layout,
+    describe,
+    payload_index,
+    refused_key,
+)
 from memory.stores.vectors import CollectionStatus, IndexStatus, VectorIndex
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 SCROLL_PAGE = 1024
 UPSERT_BATCH = 256
@@ -65,14 +78,32 @@ class QdrantIndex(VectorIndex):
     backend = "qdrant"
 
     def __init__(
-        self, client: AsyncQdrantClient, *, location: str, fingerprint: str, dim: int
+        self,
+        endpoints: Endpoints,
+        *,
+        location: str,
+        fingerprint: str,
+        dim: int,
+        layout: Layout | None = None,
     ) -> None:
-        """Wrap an open client; prefer `QdrantIndex.open`, which checks it answers."""
-        self._client = client
+        """Wrap open clients; prefer `QdrantIndex.open`, which checks they answer."""
+        self._endpoints = endpoints
         self.location = location
         self.fingerprint = fingerprint
         self.dim = dim
         self.server = location.startswith(("http://", "https://"))
+        self.layout = layout or Layout()
+        """How collections this index creates on a server are laid out (shards, replicas,
+        write consistency, per-tenant HNSW); ignored in local mode."""
+        self._all_payload: bool | models.PayloadSelectorExclude = (
+            models.PayloadSelectorExclude(exclude=[TERMS_FIELD]) if self.server else True
+        )
+        """Every payload field callers wrote (on a server, not the IDF's term list)."""
+        self._writes: dict[str, object] = (
+            {"ordering": models.WriteOrdering.MEDIUM} if self.server else {}
+        )
+        """Write options: on a server, every write goes through its shard's leader, so two
+        processes updating one point reach every replica in the same order."""
         self._ready = False
         self._closed = False
         self._existing: set[str] = set()
@@ -82,8 +113,24 @@ class QdrantIndex(VectorIndex):
 
     @property
     def client(self) -> AsyncQdrantClient:
-        """The underlying client, for read-only maintenance; writes must go through the index."""
-        return self._client
+        """The client in use, for read-only maintenance; writes must go through the index."""
+        return self._endpoints.client
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """Every node this index may talk to (one for a single server or local mode)."""
+        return self._endpoints
+
+    async def _call(self, fn: Callable[[AsyncQdrantClient], Awaitable[T]]) -> T:
+        return await self._endpoints.call(fn)
+
+    async def _exists(self, names: Iterable[str]) -> set[str]:
+        """Which of `names` exist. On a server another process may have created a collection
+        since this one last listed them, so a name not seen yet is looked up again."""
+        wanted = set(names)
+        if self.server and not wanted <= self._existing:
+            self._existing = await self._call(_collection_names)
+        return wanted & self._existing
 
     @classmethod
     async def open(
@@ -91,48 +138,53 @@ class QdrantIndex(VectorIndex):
         location: str,
         *,
         api_key: str | None = None,
+        prefer_grpc: bool = False,
+        grpc_port: int = 6334,
+        layout: Layout | None = None,
         fingerprint: str,
         dim: int,
         timeout_s: float = 2.0,
     ) -> QdrantIndex:
-        """Open `:memory:`, a local directory or a server URL; raise `StoreUnavailable` with a fix.
+        """Open `:memory:`, a local directory or a server (one URL, or several nodes of one
+        cluster separated by commas); raise `StoreUnavailable` with a fix.
 
         Nothing is created: call `setup()` next.
         """
         if dim <= 0:
             raise ValueError(f"vector dimension must be positive, got {dim}")
         if location.startswith(("http://", "https://")):
-            client = AsyncQdrantClient(
-                url=location,
-                api_key=api_key,
-                timeout=max(REQUEST_TIMEOUT_S, math.ceil(timeout_s)),
-                check_compatibility=False,  # it warns on failure; we check with a real call
+            conn = Connection.parse(
+                location, api_key=api_key, prefer_grpc=prefer_grpc, grpc_port=grpc_port
             )
+            conn.warn_plain_http()
+            timeout = max(REQUEST_TIMEOUT_S, math.ceil(timeout_s))
+            endpoints = Endpoints([(url, conn.client(url, timeout)) for url in conn.urls])
             try:
-                names = await asyncio.wait_for(_collection_names(client), timeout_s)
-            except UnexpectedResponse as exc:
-                await client.close()
-                if exc.status_code in (401, 403):
+                names = await asyncio.wait_for(endpoints.call(_collection_names), timeout_s)
+            except Exception as exc:
+                await endpoints.close()
+                if refused_key(exc):
                     raise StoreUnavailable(
-                        f"QDRANT_URL={location} refused the API key (HTTP {exc.status_code}); "
+                        f"QDRANT_URL={location} refused the API key ({describe(exc)}); "
                         f"set QDRANT_API_KEY to the server's key"
                     ) from None
-                raise StoreUnavailable(
-                    f"QDRANT_URL={location} answered HTTP {exc.status_code}; is it a Qdrant "
-                    f"server? Check the URL (e.g. http://localhost:6333)"
-                ) from None
-            except Exception as exc:
-                await client.close()
+                if isinstance(exc, UnexpectedResponse):
+                    raise StoreUnavailable(
+                        f"QDRANT_URL={location} answered HTTP {exc.status_code}; is it a Qdrant "
+                        f"server? Check the URL (e.g. http://localhost:6333)"
+                    ) from None
                 raise StoreUnavailable(
                     f"QDRANT_URL={location} does not answer within {timeout_s:g}s "
-                    f"({type(exc).__name__}: {exc or 'timeout'}); start the Qdrant server "
-                    f"(e.g. `docker compose up -d qdrant`), check QDRANT_API_KEY, or unset "
+                    f"({describe(exc) if str(exc) or not isinstance(exc, TimeoutError) else 'timeout'}); "
+                    f"start the Qdrant server (e.g. `docker compose up -d qdrant`), check "
+                    f"QDRANT_API_KEY{' and QDRANT_GRPC_PORT' if prefer_grpc else ''}, or unset "
                     f"QDRANT_URL to use the embedded local mode"
                 ) from None
         else:
             client = open_local(location)
+            endpoints = Endpoints([(location, client)])
             names = await _collection_names(client)
-        index = cls(client, location=location, fingerprint=fingerprint, dim=dim)
+        index = cls(endpoints, location=location, fingerprint=fingerprint, dim=dim, layout=layout)
         index._existing = names
         return index
 
@@ -146,7 +198,7 @@ class QdrantIndex(VectorIndex):
         beside the other embedder's, which are kept), or when a same-named collection has another
         dimension or vector layout.
         """
-        self._existing = await _collection_names(self._client)
+        self._existing = await self._call(_collection_names)
         foreign = sorted(n for n in self._existing if _is_ours(n) and not self._mine(n))
         mine = [n for n in self._existing if _is_ours(n) and self._mine(n)]
         if foreign and not mine and not rebuild:
@@ -159,25 +211,29 @@ class QdrantIndex(VectorIndex):
                 f"MNEME_EMBEDDING_DIM) back to the old model. Vectors of two models are never "
                 f"mixed."
             )
-        for kind in VECTOR_KINDS:
-            name = collection_name(kind, self.fingerprint)
-            if name in self._existing:
-                await self._check_layout(name)
-            else:
-                await self._create(name)
-            if self.server:
-                await self._payload_indexes(name)
+        await asyncio.gather(
+            *(self._setup_one(collection_name(kind, self.fingerprint)) for kind in VECTOR_KINDS)
+        )
         self._ready = True
+
+    async def _setup_one(self, name: str) -> None:
+        if name in self._existing:
+            indexed = await self._check_layout(name)
+        else:
+            await self._create(name)
+            indexed = set()
+        if self.server:
+            await self._payload_indexes(name, indexed)
 
     async def missing_collections(self) -> list[str]:
         """Collections of this embedder that do not exist yet (for `mneme doctor`)."""
-        self._existing = await _collection_names(self._client)
+        self._existing = await self._call(_collection_names)
         wanted = [collection_name(kind, self.fingerprint) for kind in VECTOR_KINDS]
         return [name for name in wanted if name not in self._existing]
 
     async def collections(self) -> list[str]:
         """Every mneme collection in the store (any embedder), sorted."""
-        self._existing = await _collection_names(self._client)
+        self._existing = await self._call(_collection_names)
         return sorted(n for n in self._existing if _is_ours(n))
 
     async def drop_collections(self, fingerprint: str | None) -> list[str]:
@@ -192,7 +248,7 @@ class QdrantIndex(VectorIndex):
             if fingerprint is None or name.split("__", 1)[1] == fingerprint
         ]
         for name in dropped:
-            await self._client.delete_collection(name)
+            await self._call(lambda c, name=name: c.delete_collection(name))  # type: ignore[misc]
         self.generation += 1
         self._existing -= set(dropped)
         self._ready = False
@@ -200,16 +256,18 @@ class QdrantIndex(VectorIndex):
 
     async def _create(self, name: str) -> None:
         try:
-            await self._client.create_collection(
-                name,
-                vectors_config={
-                    DENSE_VECTOR: models.VectorParams(
-                        size=self.dim, distance=models.Distance.COSINE
-                    )
-                },
-                sparse_vectors_config={
-                    SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                },
+            layout = self.layout.create_args() if self.server else {}
+            await self._call(
+                lambda c: c.create_collection(
+                    name,
+                    vectors_config={
+                        DENSE_VECTOR: models.VectorParams(
+                            size=self.dim, distance=models.Distance.COSINE
+                        )
+                    },
+                    sparse_vectors_config={SPARSE_VECTOR: self._sparse_params()},
+                    **layout,  # type: ignore[arg-type]
+                )
             )
         except (UnexpectedResponse, ValueError) as exc:
             # Another process created it between our listing and now: harmless, check it.
@@ -218,20 +276,31 @@ class QdrantIndex(VectorIndex):
             await self._check_layout(name)
         self._existing.add(name)
 
-    async def _check_layout(self, name: str) -> None:
-        params = (await self._client.get_collection(name)).config.params
+    def _sparse_params(self) -> models.SparseVectorParams:
+        # A server computes each tenant's IDF from counts (`qdrant_idf`); the engines in this
+        # process compute it themselves over the tenant as corpus.
+        if self.server:
+            return models.SparseVectorParams()
+        return models.SparseVectorParams(modifier=models.Modifier.IDF)
+
+    async def _check_layout(self, name: str) -> set[str]:
+        """Check a collection's vectors; return its indexed payload fields."""
+        info = await self._call(lambda c: c.get_collection(name))
+        params = info.config.params
         vectors = params.vectors if isinstance(params.vectors, dict) else {}
         dense = vectors.get(DENSE_VECTOR)
         sparse = (params.sparse_vectors or {}).get(SPARSE_VECTOR)
+        wanted = self._sparse_params().modifier
         if (
             dense is None
             or sparse is None
             or dense.distance != models.Distance.COSINE
-            or sparse.modifier != models.Modifier.IDF
+            or (sparse.modifier or models.Modifier.NONE) != (wanted or models.Modifier.NONE)
         ):
+            what = "plain" if wanted is None else "IDF"
             raise SchemaMismatch(
                 f"collection {name} at {self._where()} lacks the cosine {DENSE_VECTOR!r} or the "
-                f"IDF {SPARSE_VECTOR!r} vector; it was not made by this version of mneme: run "
+                f"{what} {SPARSE_VECTOR!r} vector; it was not made by this version of mneme: run "
                 f"`mneme reindex`"
             )
         if dense.size != self.dim:
@@ -240,15 +309,19 @@ class QdrantIndex(VectorIndex):
                 f"the embedder {self.fingerprint} produces {self.dim}; run `mneme reindex`, or set "
                 f"MNEME_EMBEDDING_MODEL / MNEME_EMBEDDING_DIM back to the model that built it"
             )
+        return set(info.payload_schema or {})
 
-    async def _payload_indexes(self, name: str) -> None:
-        for field, kind in PAYLOAD_INDEXES.items():
-            schema: models.PayloadSchemaType | models.KeywordIndexParams = (
-                models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-                if field == "tenant"
-                else models.PayloadSchemaType(kind)
+    async def _payload_indexes(self, name: str, existing: set[str]) -> None:
+        wanted: dict[str, str] = {**PAYLOAD_INDEXES, TERMS_FIELD: "integer"}
+        for field, kind in wanted.items():
+            if field in existing:
+                continue
+            schema = payload_index(field, kind)
+            await self._call(
+                lambda c, field=field, schema=schema: c.create_payload_index(  # type: ignore[misc]
+                    name, field, field_schema=schema, wait=True
+                )
             )
-            await self._client.create_payload_index(name, field, field_schema=schema, wait=True)
 
     # ------------------------------------------------------------------ writes
 
@@ -258,7 +331,10 @@ class QdrantIndex(VectorIndex):
         Raises `SchemaMismatch` for a dense vector of the wrong dimension and `ValueError` for a
         missing `tenant`/`episode_uid`/`text` payload field or a malformed vector.
         """
-        structs = [point_struct(p, dim=self.dim, fingerprint=self.fingerprint) for p in points]
+        structs = [
+            point_struct(p, dim=self.dim, fingerprint=self.fingerprint, terms=self.server)
+            for p in points
+        ]
         if not structs:
             return
         if not self._ready:
@@ -268,11 +344,15 @@ class QdrantIndex(VectorIndex):
             for start in range(0, len(structs), UPSERT_BATCH):
                 batch = structs[start : start + UPSERT_BATCH]
                 if self.server:
-                    await self._client.upsert(name, points=batch, wait=True)
+                    await self._call(
+                        lambda c, batch=batch: c.upsert(  # type: ignore[misc]
+                            name, points=batch, wait=True, **self._writes
+                        )
+                    )
                     continue
                 # Local mode runs synchronously inside the coroutine: catching warnings is safe.
                 with large_local_warning(self.location):
-                    await self._client.upsert(name, points=batch, wait=True)
+                    await self.client.upsert(name, points=batch, wait=True)
         finally:  # even a partial write invalidates cached copies
             self.generation += 1
 
@@ -300,11 +380,16 @@ class QdrantIndex(VectorIndex):
 
     async def _delete(self, kind: VectorKind, flt: models.Filter) -> None:
         name = collection_name(kind, self.fingerprint)
-        if name not in self._existing:
+        if not await self._exists([name]):
             return
         try:
-            await self._client.delete(
-                name, points_selector=models.FilterSelector(filter=flt), wait=True
+            await self._call(
+                lambda c: c.delete(
+                    name,
+                    points_selector=models.FilterSelector(filter=flt),
+                    wait=True,
+                    **self._writes,  # type: ignore[arg-type]
+                )
             )
         finally:
             self.generation += 1
@@ -356,46 +441,53 @@ class QdrantIndex(VectorIndex):
         hits carry."""
         for r in requests:
             self.check_query(r.dense, r.limit)
-        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=tenant_filter(tenant)))
-        by_collection: dict[str, list[tuple[int, models.QueryRequest, float]]] = {}
-        for i, r in enumerate(requests):
-            name = collection_name(r.kind, self.fingerprint)
-            if (
+        existing = await self._exists(collection_name(r.kind, self.fingerprint) for r in requests)
+        live = [
+            (i, r, collection_name(r.kind, self.fingerprint))
+            for i, r in enumerate(requests)
+            if not (
                 r.filter is not None
                 and r.filter.episode_uids is not None
                 and not r.filter.episode_uids
-            ):
-                continue
-            if name not in self._existing or (
-                r.dense is None and (r.sparse is None or not r.sparse.indices)
-            ):
-                continue
+            )
+            and collection_name(r.kind, self.fingerprint) in existing
+            and (r.dense is not None or (r.sparse is not None and r.sparse.indices))
+        ]
+        corpus = tenant_filter(tenant)
+        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus))
+        server_idf = await self._server_idf(corpus, live) if self.server else {}
+        by_collection: dict[str, list[tuple[int, models.QueryRequest, float]]] = {}
+        for i, r, name in live:
+            sparse = r.sparse
+            if self.server and sparse is not None and sparse.indices:
+                sparse = weighted(sparse, server_idf[name])
             flt = tenant_filter(tenant, r.filter or VectorFilter())
             plan = plan_search(
                 dense=r.dense,
-                sparse=r.sparse,
+                sparse=sparse,
                 limit=r.limit,
                 flt=flt,
                 score_threshold=r.score_threshold,
                 weights=clamp_weights(r.signal_weights),
                 filter_prefetches=self.server,
             )
+            local_idf = not self.server
             query = models.QueryRequest(
                 query=plan.query,
                 using=plan.using,
-                prefetch=_sparse_params(plan.prefetch, idf),
+                prefetch=_sparse_params(plan.prefetch, idf) if local_idf else plan.prefetch,
                 filter=flt,
-                params=idf if plan.using == SPARSE_VECTOR else None,
+                params=idf if local_idf and plan.using == SPARSE_VECTOR else None,
                 score_threshold=plan.score_threshold,
                 limit=r.limit + TIE_MARGIN,
-                with_payload=list(r.fields) if r.fields is not None else True,
+                with_payload=list(r.fields) if r.fields is not None else self._all_payload,
             )
             by_collection.setdefault(name, []).append((i, query, plan.scale))
         out: list[list[VectorHit]] = [[] for _ in requests]
-        for name, planned in by_collection.items():
-            responses = await self._client.query_batch_points(
-                name, requests=[query for _, query, _ in planned]
-            )
+
+        async def run(name: str, planned: list[tuple[int, models.QueryRequest, float]]) -> None:
+            batch = [query for _, query, _ in planned]
+            responses = await self._call(lambda c: c.query_batch_points(name, requests=batch))
             for (i, _, scale), response in zip(planned, responses, strict=True):
                 hits = [
                     VectorHit(str(p.id), float(p.score) * scale, decode_payload(p.payload))
@@ -403,7 +495,23 @@ class QdrantIndex(VectorIndex):
                 ]
                 hits.sort(key=lambda h: (-h.score, h.id))
                 out[i] = hits[: requests[i].limit]
+
+        await asyncio.gather(*(run(name, planned) for name, planned in by_collection.items()))
         return out
+
+    async def _server_idf(
+        self, corpus: models.Filter, live: list[tuple[int, SearchRequest, str]]
+    ) -> dict[str, dict[int, float]]:
+        """Each collection's IDF of the sparse terms its requests ask for (`qdrant_idf`)."""
+        terms: dict[str, set[int]] = {}
+        for _, r, name in live:
+            if r.sparse is not None and r.sparse.indices:
+                terms.setdefault(name, set()).update(r.sparse.indices)
+        names = list(terms)
+        found = await asyncio.gather(
+            *(tenant_idf(self._call, name, corpus, terms[name]) for name in names)
+        )
+        return dict(zip(names, found, strict=True))
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""
@@ -412,22 +520,27 @@ class QdrantIndex(VectorIndex):
 
     async def scroll_points(self, kind: VectorKind, tenant: str) -> list[VectorHit]:
         """Every point of the tenant in `kind` (archived too), by id, with score 0."""
-        records = await self._scroll(kind, tenant, True)
+        records = await self._scroll(kind, tenant, self._all_payload)
         hits = [VectorHit(str(r.id), 0.0, decode_payload(r.payload)) for r in records]
         return sorted(hits, key=lambda h: h.id)
 
     async def _scroll(
-        self, kind: VectorKind, tenant: str | None, payload: bool | list[str]
+        self,
+        kind: VectorKind,
+        tenant: str | None,
+        payload: bool | list[str] | models.PayloadSelectorExclude,
     ) -> list[models.Record]:
         name = collection_name(kind, self.fingerprint)
-        if name not in self._existing:
+        if not await self._exists([name]):
             return []
         flt = tenant_filter(tenant) if tenant is not None else None
         records: list[models.Record] = []
         offset: models.ExtendedPointId | None = None
         while True:
-            page, offset = await self._client.scroll(
-                name, scroll_filter=flt, limit=SCROLL_PAGE, offset=offset, with_payload=payload
+            page, offset = await self._call(
+                lambda c, offset=offset: c.scroll(  # type: ignore[misc]
+                    name, scroll_filter=flt, limit=SCROLL_PAGE, offset=offset, with_payload=payload
+                )
             )
             records += page
             if offset is None:
@@ -436,22 +549,24 @@ class QdrantIndex(VectorIndex):
     async def count(self, kind: VectorKind, tenant: str) -> int:
         """Number of the tenant's points of `kind`, archived ones included."""
         name = collection_name(kind, self.fingerprint)
-        if name not in self._existing:
+        if not await self._exists([name]):
             return 0
-        result = await self._client.count(name, count_filter=tenant_filter(tenant), exact=True)
+        result = await self._call(
+            lambda c: c.count(name, count_filter=tenant_filter(tenant), exact=True)
+        )
         return result.count
 
     async def close(self) -> None:
         """Close the client (and release a local directory's lock); safe to call twice."""
         if not self._closed:
             self._closed = True
-            await self._client.close()
+            await self._endpoints.close()
 
     async def describe(self) -> IndexStatus:
         """Backend, collections with point counts, and durability state (for `mneme doctor`)."""
         statuses = []
         for name in await self.collections():
-            info = await self._client.get_collection(name)
+            info = await self._call(lambda c, name=name: c.get_collection(name))  # type: ignore[misc]
             statuses.append(
                 CollectionStatus(
                     name, info.points_count or 0, info.indexed_vectors_count, info.segments_count
