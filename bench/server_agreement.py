@@ -220,6 +220,8 @@ async def run(data: Path, limit: int | None, server: dict[str, object]) -> dict[
 
 def main(argv: list[str] | None = None) -> int:
     """Command line (module docstring)."""
+    from pydantic import SecretStr
+
     parser = argparse.ArgumentParser(prog="server_agreement", description=__doc__.split("\n")[0])
     parser.add_argument("data", type=Path)
     parser.add_argument("--limit-conversations", type=int, default=None)
@@ -240,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench.qdrant_nodes import Nodes
 
         nodes = Nodes.create().start()
-        server = {"qdrant_url": nodes.url, "qdrant_api_key": nodes.api_key}
+        server = {"qdrant_url": nodes.url, "qdrant_api_key": SecretStr(nodes.api_key)}
     try:
         report = asyncio.run(run(args.data, args.limit_conversations, server))
     finally:

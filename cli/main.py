@@ -22,6 +22,7 @@ from cli import (
     knowledge_commands,
     mcp_commands,
     pin_commands,
+    shard_commands,
     sleep_commands,
     store_commands,
 )
@@ -83,6 +84,11 @@ bench_app.command("poison")(bench_commands.poison)
 bench_app.command("rest")(bench_commands.rest)
 bench_app.command("sleep")(bench_commands.sleep)
 app.add_typer(bench_app, name="bench")
+
+shards_app = typer.Typer(help="Tenant shards on a Qdrant cluster: list, promote a large tenant.")
+shards_app.command("list")(shard_commands.list_shards)
+shards_app.command("promote")(shard_commands.promote)
+app.add_typer(shards_app, name="shards")
 
 
 def main() -> None:

@@ -144,6 +144,12 @@ class Settings(BaseSettings):
     )
     """Collections created on a server build an HNSW graph per tenant and no global one (every
     search filters on one tenant); false: Qdrant's default global graph."""
+    qdrant_tenant_shards: bool = Field(
+        default=False, validation_alias=_env("MNEME_QDRANT_TENANT_SHARDS")
+    )
+    """Collections created on a server use custom sharding: every tenant in a `shared` shard
+    key until `mneme shards promote` gives a very large one shards of its own (needs Qdrant in
+    distributed mode)."""
 
     embedding_model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL, validation_alias=_env("MNEME_EMBEDDING_MODEL")

@@ -69,6 +69,7 @@ async def open_vector_index(settings: Settings, *, fingerprint: str, dim: int) -
             replication_factor=settings.qdrant_replication,
             write_consistency=settings.qdrant_write_consistency,
             per_tenant_hnsw=settings.qdrant_per_tenant_hnsw,
+            tenant_shards=settings.qdrant_tenant_shards,
         ),
         fingerprint=fingerprint,
         dim=dim,

@@ -17,22 +17,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from memory.schema import (
-    DENSE_VECTOR,
-    PAYLOAD_INDEXES,
     SPARSE_VECTOR,
     VECTOR_KINDS,
     VectorKind,
     collection_name,
 )
 from memory.stores.base import (
-    SchemaMismatch,
     SearchRequest,
     SparseVector,
     StoreUnavailable,
@@ -40,6 +37,7 @@ from memory.stores.base import (
     VectorHit,
     VectorPoint,
 )
+from memory.stores.qdrant_collections import QdrantCollections, collection_names
 from memory.stores.qdrant_idf import TERMS_FIELD, tenant_idf, weighted
 from memory.stores.qdrant_local import large_local_warning, open_local
 from memory.stores.qdrant_query import (
@@ -54,7 +52,6 @@ from memory.stores.qdrant_server import (
     Endpoints,
     Layout,
     describe,
-    payload_index,
     refused_key,
 )
 from memory.stores.vectors import CollectionStatus, IndexStatus, VectorIndex
@@ -72,7 +69,7 @@ TIE_MARGIN = 8
 """Extra results fetched so that ties at the limit are cut by id, as on every backend."""
 
 
-class QdrantIndex(VectorIndex):
+class QdrantIndex(QdrantCollections, VectorIndex):
     """Dense + sparse vectors per kind of memory, for one embedder fingerprint and dimension."""
 
     backend = "qdrant"
@@ -99,14 +96,14 @@ class QdrantIndex(VectorIndex):
             models.PayloadSelectorExclude(exclude=[TERMS_FIELD]) if self.server else True
         )
         """Every payload field callers wrote (on a server, not the IDF's term list)."""
-        self._writes: dict[str, object] = (
-            {"ordering": models.WriteOrdering.MEDIUM} if self.server else {}
-        )
-        """Write options: on a server, every write goes through its shard's leader, so two
-        processes updating one point reach every replica in the same order."""
+        self._ordering = models.WriteOrdering.MEDIUM if self.server else None
+        """On a server every write goes through its shard's leader, so two processes updating
+        one point reach every replica in the same order."""
         self._ready = False
         self._closed = False
         self._existing: set[str] = set()
+        self._custom: set[str] = set()
+        """Collections with tenant shards (custom sharding, `qdrant_shards`)."""
         self.generation = 0
         """Bumped after every write through this index (any kind): a cache key for readers that
         keep copies of the points (in local mode this process is the only writer)."""
@@ -120,17 +117,6 @@ class QdrantIndex(VectorIndex):
     def endpoints(self) -> Endpoints:
         """Every node this index may talk to (one for a single server or local mode)."""
         return self._endpoints
-
-    async def _call(self, fn: Callable[[AsyncQdrantClient], Awaitable[T]]) -> T:
-        return await self._endpoints.call(fn)
-
-    async def _exists(self, names: Iterable[str]) -> set[str]:
-        """Which of `names` exist. On a server another process may have created a collection
-        since this one last listed them, so a name not seen yet is looked up again."""
-        wanted = set(names)
-        if self.server and not wanted <= self._existing:
-            self._existing = await self._call(_collection_names)
-        return wanted & self._existing
 
     @classmethod
     async def open(
@@ -160,7 +146,7 @@ class QdrantIndex(VectorIndex):
             timeout = max(REQUEST_TIMEOUT_S, math.ceil(timeout_s))
             endpoints = Endpoints([(url, conn.client(url, timeout)) for url in conn.urls])
             try:
-                names = await asyncio.wait_for(endpoints.call(_collection_names), timeout_s)
+                names = await asyncio.wait_for(endpoints.call(collection_names), timeout_s)
             except Exception as exc:
                 await endpoints.close()
                 if refused_key(exc):
@@ -183,145 +169,10 @@ class QdrantIndex(VectorIndex):
         else:
             client = open_local(location)
             endpoints = Endpoints([(location, client)])
-            names = await _collection_names(client)
+            names = await collection_names(client)
         index = cls(endpoints, location=location, fingerprint=fingerprint, dim=dim, layout=layout)
         index._existing = names
         return index
-
-    # ------------------------------------------------------------------ schema
-
-    async def setup(self, *, rebuild: bool = False) -> None:
-        """Create this embedder's collections and payload indexes; idempotent.
-
-        Raises `SchemaMismatch` when the store holds collections of another embedder and none of
-        this one's (a model swap not yet re-indexed) unless `rebuild` (`mneme reindex` builds them
-        beside the other embedder's, which are kept), or when a same-named collection has another
-        dimension or vector layout.
-        """
-        self._existing = await self._call(_collection_names)
-        foreign = sorted(n for n in self._existing if _is_ours(n) and not self._mine(n))
-        mine = [n for n in self._existing if _is_ours(n) and self._mine(n)]
-        if foreign and not mine and not rebuild:
-            others = sorted({n.split("__", 1)[1] for n in foreign})
-            raise SchemaMismatch(
-                f"the vector index at {self._where()} holds collections of embedder(s) "
-                f"{', '.join(others)} ({', '.join(foreign)}) but the configured embedder is "
-                f"{self.fingerprint}; run `mneme reindex` to build its collections from the graph (the "
-                f"other embedder's stay as they are), or set MNEME_EMBEDDING_MODEL (and "
-                f"MNEME_EMBEDDING_DIM) back to the old model. Vectors of two models are never "
-                f"mixed."
-            )
-        await asyncio.gather(
-            *(self._setup_one(collection_name(kind, self.fingerprint)) for kind in VECTOR_KINDS)
-        )
-        self._ready = True
-
-    async def _setup_one(self, name: str) -> None:
-        if name in self._existing:
-            indexed = await self._check_layout(name)
-        else:
-            await self._create(name)
-            indexed = set()
-        if self.server:
-            await self._payload_indexes(name, indexed)
-
-    async def missing_collections(self) -> list[str]:
-        """Collections of this embedder that do not exist yet (for `mneme doctor`)."""
-        self._existing = await self._call(_collection_names)
-        wanted = [collection_name(kind, self.fingerprint) for kind in VECTOR_KINDS]
-        return [name for name in wanted if name not in self._existing]
-
-    async def collections(self) -> list[str]:
-        """Every mneme collection in the store (any embedder), sorted."""
-        self._existing = await self._call(_collection_names)
-        return sorted(n for n in self._existing if _is_ours(n))
-
-    async def drop_collections(self, fingerprint: str | None) -> list[str]:
-        """Drop the collections of one embedder fingerprint, or of every embedder with None.
-
-        For `mneme reindex`: the graph is the source of truth, vectors are rebuilt from it.
-        Returns the dropped names.
-        """
-        dropped = [
-            name
-            for name in await self.collections()
-            if fingerprint is None or name.split("__", 1)[1] == fingerprint
-        ]
-        for name in dropped:
-            await self._call(lambda c, name=name: c.delete_collection(name))  # type: ignore[misc]
-        self.generation += 1
-        self._existing -= set(dropped)
-        self._ready = False
-        return dropped
-
-    async def _create(self, name: str) -> None:
-        try:
-            layout = self.layout.create_args() if self.server else {}
-            await self._call(
-                lambda c: c.create_collection(
-                    name,
-                    vectors_config={
-                        DENSE_VECTOR: models.VectorParams(
-                            size=self.dim, distance=models.Distance.COSINE
-                        )
-                    },
-                    sparse_vectors_config={SPARSE_VECTOR: self._sparse_params()},
-                    **layout,  # type: ignore[arg-type]
-                )
-            )
-        except (UnexpectedResponse, ValueError) as exc:
-            # Another process created it between our listing and now: harmless, check it.
-            if "already exists" not in str(exc):
-                raise
-            await self._check_layout(name)
-        self._existing.add(name)
-
-    def _sparse_params(self) -> models.SparseVectorParams:
-        # A server computes each tenant's IDF from counts (`qdrant_idf`); the engines in this
-        # process compute it themselves over the tenant as corpus.
-        if self.server:
-            return models.SparseVectorParams()
-        return models.SparseVectorParams(modifier=models.Modifier.IDF)
-
-    async def _check_layout(self, name: str) -> set[str]:
-        """Check a collection's vectors; return its indexed payload fields."""
-        info = await self._call(lambda c: c.get_collection(name))
-        params = info.config.params
-        vectors = params.vectors if isinstance(params.vectors, dict) else {}
-        dense = vectors.get(DENSE_VECTOR)
-        sparse = (params.sparse_vectors or {}).get(SPARSE_VECTOR)
-        wanted = self._sparse_params().modifier
-        if (
-            dense is None
-            or sparse is None
-            or dense.distance != models.Distance.COSINE
-            or (sparse.modifier or models.Modifier.NONE) != (wanted or models.Modifier.NONE)
-        ):
-            what = "plain" if wanted is None else "IDF"
-            raise SchemaMismatch(
-                f"collection {name} at {self._where()} lacks the cosine {DENSE_VECTOR!r} or the "
-                f"{what} {SPARSE_VECTOR!r} vector; it was not made by this version of mneme: run "
-                f"`mneme reindex`"
-            )
-        if dense.size != self.dim:
-            raise SchemaMismatch(
-                f"collection {name} at {self._where()} holds {dense.size}-dimensional vectors but "
-                f"the embedder {self.fingerprint} produces {self.dim}; run `mneme reindex`, or set "
-                f"MNEME_EMBEDDING_MODEL / MNEME_EMBEDDING_DIM back to the model that built it"
-            )
-        return set(info.payload_schema or {})
-
-    async def _payload_indexes(self, name: str, existing: set[str]) -> None:
-        wanted: dict[str, str] = {**PAYLOAD_INDEXES, TERMS_FIELD: "integer"}
-        for field, kind in wanted.items():
-            if field in existing:
-                continue
-            schema = payload_index(field, kind)
-            await self._call(
-                lambda c, field=field, schema=schema: c.create_payload_index(  # type: ignore[misc]
-                    name, field, field_schema=schema, wait=True
-                )
-            )
 
     # ------------------------------------------------------------------ writes
 
@@ -340,21 +191,33 @@ class QdrantIndex(VectorIndex):
         if not self._ready:
             await self.setup()
         name = collection_name(kind, self.fingerprint)
+        groups: dict[str | None, list[models.PointStruct]] = {}
+        for point, struct in zip(points, structs, strict=True):
+            tenant = str(point.payload["tenant"]) if name in self._custom else None
+            groups.setdefault(tenant, []).append(struct)
         try:
-            for start in range(0, len(structs), UPSERT_BATCH):
-                batch = structs[start : start + UPSERT_BATCH]
-                if self.server:
-                    await self._call(
-                        lambda c, batch=batch: c.upsert(  # type: ignore[misc]
-                            name, points=batch, wait=True, **self._writes
-                        )
-                    )
-                    continue
-                # Local mode runs synchronously inside the coroutine: catching warnings is safe.
-                with large_local_warning(self.location):
-                    await self.client.upsert(name, points=batch, wait=True)
+            for tenant, group in groups.items():
+                for start in range(0, len(group), UPSERT_BATCH):
+                    await self._write(name, tenant, group[start : start + UPSERT_BATCH])
         finally:  # even a partial write invalidates cached copies
             self.generation += 1
+
+    async def _write(self, name: str, tenant: str | None, batch: list[models.PointStruct]) -> None:
+        if self.server:
+            routing = self._routing(name, tenant)
+            await self._call(
+                lambda c: c.upsert(
+                    name,
+                    points=batch,
+                    wait=True,
+                    shard_key_selector=routing,
+                    ordering=self._ordering,
+                )
+            )
+            return
+        # Local mode runs synchronously inside the coroutine: catching warnings is safe.
+        with large_local_warning(self.location):
+            await self.client.upsert(name, points=batch, wait=True)
 
     async def delete_by_episode(
         self, tenant: str, episode_uid: str, kinds: Iterable[VectorKind] | None = None
@@ -362,33 +225,35 @@ class QdrantIndex(VectorIndex):
         """Delete every point of the episode in the given kinds (all kinds by default)."""
         flt = tenant_filter(tenant, episode_uid=episode_uid)
         for kind in kinds or VECTOR_KINDS:
-            await self._delete(kind, flt)
+            await self._delete(kind, tenant, flt)
 
     async def delete_stale(
         self, kind: VectorKind, tenant: str, episode_uid: str, keep_ids: Sequence[str]
     ) -> None:
         """Delete the episode's points of `kind` whose ids are not in `keep_ids`."""
         await self._delete(
-            kind, tenant_filter(tenant, episode_uid=episode_uid, exclude_ids=keep_ids)
+            kind, tenant, tenant_filter(tenant, episode_uid=episode_uid, exclude_ids=keep_ids)
         )
 
     async def delete_points(self, kind: VectorKind, tenant: str, ids: Sequence[str]) -> None:
         """Delete points by id, only those of the tenant."""
         if not ids:
             return
-        await self._delete(kind, tenant_filter(tenant, ids=ids))
+        await self._delete(kind, tenant, tenant_filter(tenant, ids=ids))
 
-    async def _delete(self, kind: VectorKind, flt: models.Filter) -> None:
+    async def _delete(self, kind: VectorKind, tenant: str, flt: models.Filter) -> None:
         name = collection_name(kind, self.fingerprint)
         if not await self._exists([name]):
             return
+        routing = self._routing(name, tenant)
         try:
             await self._call(
                 lambda c: c.delete(
                     name,
                     points_selector=models.FilterSelector(filter=flt),
                     wait=True,
-                    **self._writes,  # type: ignore[arg-type]
+                    shard_key_selector=routing,
+                    ordering=self._ordering,
                 )
             )
         finally:
@@ -455,7 +320,7 @@ class QdrantIndex(VectorIndex):
         ]
         corpus = tenant_filter(tenant)
         idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus))
-        server_idf = await self._server_idf(corpus, live) if self.server else {}
+        server_idf = await self._server_idf(tenant, corpus, live) if self.server else {}
         by_collection: dict[str, list[tuple[int, models.QueryRequest, float]]] = {}
         for i, r, name in live:
             sparse = r.sparse
@@ -481,6 +346,7 @@ class QdrantIndex(VectorIndex):
                 score_threshold=plan.score_threshold,
                 limit=r.limit + TIE_MARGIN,
                 with_payload=list(r.fields) if r.fields is not None else self._all_payload,
+                shard_key=self._routing(name, tenant),
             )
             by_collection.setdefault(name, []).append((i, query, plan.scale))
         out: list[list[VectorHit]] = [[] for _ in requests]
@@ -500,7 +366,7 @@ class QdrantIndex(VectorIndex):
         return out
 
     async def _server_idf(
-        self, corpus: models.Filter, live: list[tuple[int, SearchRequest, str]]
+        self, tenant: str, corpus: models.Filter, live: list[tuple[int, SearchRequest, str]]
     ) -> dict[str, dict[int, float]]:
         """Each collection's IDF of the sparse terms its requests ask for (`qdrant_idf`)."""
         terms: dict[str, set[int]] = {}
@@ -509,7 +375,10 @@ class QdrantIndex(VectorIndex):
                 terms.setdefault(name, set()).update(r.sparse.indices)
         names = list(terms)
         found = await asyncio.gather(
-            *(tenant_idf(self._call, name, corpus, terms[name]) for name in names)
+            *(
+                tenant_idf(self._endpoints, name, corpus, terms[name], self._routing(name, tenant))
+                for name in names
+            )
         )
         return dict(zip(names, found, strict=True))
 
@@ -534,12 +403,18 @@ class QdrantIndex(VectorIndex):
         if not await self._exists([name]):
             return []
         flt = tenant_filter(tenant) if tenant is not None else None
+        routing = self._routing(name, tenant)
         records: list[models.Record] = []
         offset: models.ExtendedPointId | None = None
         while True:
             page, offset = await self._call(
                 lambda c, offset=offset: c.scroll(  # type: ignore[misc]
-                    name, scroll_filter=flt, limit=SCROLL_PAGE, offset=offset, with_payload=payload
+                    name,
+                    scroll_filter=flt,
+                    limit=SCROLL_PAGE,
+                    offset=offset,
+                    with_payload=payload,
+                    shard_key_selector=routing,
                 )
             )
             records += page
@@ -551,8 +426,11 @@ class QdrantIndex(VectorIndex):
         name = collection_name(kind, self.fingerprint)
         if not await self._exists([name]):
             return 0
+        routing = self._routing(name, tenant)
         result = await self._call(
-            lambda c: c.count(name, count_filter=tenant_filter(tenant), exact=True)
+            lambda c: c.count(
+                name, count_filter=tenant_filter(tenant), exact=True, shard_key_selector=routing
+            )
         )
         return result.count
 
@@ -588,14 +466,6 @@ class QdrantIndex(VectorIndex):
             unflushed_writes=None if self.server else 0,
         )
 
-    # ------------------------------------------------------------------ helpers
-
-    def _mine(self, name: str) -> bool:
-        return name.split("__", 1)[1] == self.fingerprint
-
-    def _where(self) -> str:
-        return f"QDRANT_URL={self.location}" if self.server else repr(self.location)
-
 
 def _sparse_params(
     prefetch: list[models.Prefetch] | None, params: models.SearchParams
@@ -614,12 +484,3 @@ def _sparse_params(
         )
         for p in prefetch
     ]
-
-
-def _is_ours(name: str) -> bool:
-    kind, sep, rest = name.partition("__")
-    return bool(sep and rest) and kind in VECTOR_KINDS
-
-
-async def _collection_names(client: AsyncQdrantClient) -> set[str]:
-    return {c.name for c in (await client.get_collections()).collections}

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeVar
+from collections.abc import Iterable
 
 from qdrant_client import AsyncQdrantClient, models
 
 from memory.stores.base import SparseVector
-
-T = TypeVar("T")
-Call = Callable[[Callable[[AsyncQdrantClient], Awaitable[T]]], Awaitable[T]]
+from memory.stores.qdrant_server import Endpoints
 
 TERMS_FIELD = "sparse_terms"
 """Payload field (server only) holding the ids of a point's sparse terms; never returned."""
@@ -40,10 +37,14 @@ def bm25_idf(n_docs: int, with_term: int) -> float:
 
 
 async def tenant_idf(
-    call: Call[int], collection: str, tenant: models.Filter, terms: Iterable[int]
+    nodes: Endpoints,
+    collection: str,
+    tenant: models.Filter,
+    terms: Iterable[int],
+    shard_key: models.ShardKeySelector | None = None,
 ) -> dict[int, float]:
     """idf(t) over the tenant's points of `collection` for each term (`tenant`: the filter
-    that selects the tenant's points)."""
+    that selects the tenant's points; `shard_key`: where they are, with tenant shards)."""
     wanted = sorted(set(terms))
     if not wanted:
         return {}
@@ -55,7 +56,7 @@ async def tenant_idf(
             if condition is not None
             else [models.IsEmptyCondition(is_empty=models.PayloadField(key=TERMS_FIELD))],
         )
-        return await call(lambda c: _count(c, collection, flt))
+        return await nodes.call(lambda c: _count(c, collection, flt, shard_key))
 
     counts = await asyncio.gather(
         count(None),
@@ -68,8 +69,16 @@ async def tenant_idf(
     return {t: bm25_idf(n_docs, n) for t, n in zip(wanted, counts[1:], strict=True)}
 
 
-async def _count(client: AsyncQdrantClient, collection: str, flt: models.Filter) -> int:
-    return (await client.count(collection, count_filter=flt, exact=True)).count
+async def _count(
+    client: AsyncQdrantClient,
+    collection: str,
+    flt: models.Filter,
+    shard_key: models.ShardKeySelector | None,
+) -> int:
+    result = await client.count(
+        collection, count_filter=flt, exact=True, shard_key_selector=shard_key
+    )
+    return result.count
 
 
 def weighted(query: SparseVector, idf: dict[int, float]) -> SparseVector:

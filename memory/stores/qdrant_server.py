@@ -53,6 +53,9 @@ class Layout:
     (`m: 0`): every search of mneme filters on one tenant."""
     payload_m: int = 16
     """Links per node in each tenant's graph (Qdrant's default `m`)."""
+    tenant_shards: bool = False
+    """Custom sharding (`qdrant_shards`): every tenant in the `shared` shard key until it is
+    promoted to shards of its own; needs Qdrant in distributed mode."""
 
     def create_args(self) -> dict[str, object]:
         """Keyword arguments of `create_collection` for this layout."""
@@ -61,6 +64,8 @@ class Layout:
             "replication_factor": self.replication_factor,
             "write_consistency_factor": self.write_consistency,
         }
+        if self.tenant_shards:  # shards are made per shard key (`qdrant_shards`)
+            args["sharding_method"] = models.ShardingMethod.CUSTOM
         if self.per_tenant_hnsw:
             args["hnsw_config"] = models.HnswConfigDiff(m=0, payload_m=self.payload_m)
         return args
