@@ -38,7 +38,7 @@ from memory.stores.base import (
     VectorPoint,
 )
 from memory.stores.qdrant_collections import QdrantCollections, collection_names
-from memory.stores.qdrant_idf import TERMS_FIELD, tenant_idf, weighted
+from memory.stores.qdrant_idf import TERMS_FIELD, TermCounts, weighted
 from memory.stores.qdrant_local import large_local_warning, open_local
 from memory.stores.qdrant_query import (
     clamp_weights,
@@ -102,6 +102,8 @@ class QdrantIndex(QdrantCollections, VectorIndex):
         self._ready = False
         self._closed = False
         self._existing: set[str] = set()
+        self._term_counts = TermCounts()
+        """A server's per-tenant term counts for BM25's IDF (`qdrant_idf`)."""
         self._custom: set[str] = set()
         """Collections with tenant shards (custom sharding, `qdrant_shards`)."""
         self.generation = 0
@@ -376,7 +378,15 @@ class QdrantIndex(QdrantCollections, VectorIndex):
         names = list(terms)
         found = await asyncio.gather(
             *(
-                tenant_idf(self._endpoints, name, corpus, terms[name], self._routing(name, tenant))
+                self._term_counts.idf(
+                    self._endpoints,
+                    name,
+                    tenant,
+                    corpus,
+                    terms[name],
+                    generation=self.generation,
+                    shard_key=self._routing(name, tenant),
+                )
                 for name in names
             )
         )

@@ -12,14 +12,16 @@ weights are multiplied here by
 
 with N the tenant's points that have a sparse vector and n(t) those holding t: exact counts,
 one per distinct term and collection, run concurrently and shared by every request of one
-`search_many`. Counts see live points only, as the engines' corpus IDF does (archived points
-included, as in the contract). docs/decisions.md has the measurement and the cost.
+`search_many`, and kept by this process for `CACHE_S` seconds (`TermCounts`; its own writes
+drop them at once). Counts see live points only, as the engines' corpus IDF does (archived
+points included, as in the contract). docs/decisions.md has the measurement and the cost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import Iterable
 
 from qdrant_client import AsyncQdrantClient, models
@@ -29,6 +31,8 @@ from memory.stores.qdrant_server import Endpoints
 
 TERMS_FIELD = "sparse_terms"
 """Payload field (server only) holding the ids of a point's sparse terms; never returned."""
+CACHE_S = 30.0
+"""How long this process reuses a count (`TermCounts`)."""
 
 
 def bm25_idf(n_docs: int, with_term: int) -> float:
@@ -36,37 +40,75 @@ def bm25_idf(n_docs: int, with_term: int) -> float:
     return math.log(1.0 + (n_docs - with_term + 0.5) / (with_term + 0.5))
 
 
-async def tenant_idf(
-    nodes: Endpoints,
-    collection: str,
-    tenant: models.Filter,
-    terms: Iterable[int],
-    shard_key: models.ShardKeySelector | None = None,
-) -> dict[int, float]:
-    """idf(t) over the tenant's points of `collection` for each term (`tenant`: the filter
-    that selects the tenant's points; `shard_key`: where they are, with tenant shards)."""
-    wanted = sorted(set(terms))
-    if not wanted:
-        return {}
+class TermCounts:
+    """The counts behind a tenant's IDF, cached by this process for `ttl_s` seconds.
 
-    async def count(condition: models.Condition | None) -> int:
-        flt = models.Filter(
-            must=[tenant] + ([condition] if condition is not None else []),
-            must_not=None
-            if condition is not None
-            else [models.IsEmptyCondition(is_empty=models.PayloadField(key=TERMS_FIELD))],
-        )
-        return await nodes.call(lambda c: _count(c, collection, flt, shard_key))
+    Each count is one request; a fused search of four collections with six query terms costs
+    28 of them, most of the search's time, while a tenant's term statistics barely move from one
+    minute to the next. So counts are kept for `ttl_s` seconds and dropped at once when this
+    index writes (its `generation` moves): what this process wrote counts at its next search,
+    another process's writes at most `ttl_s` later.
+    """
 
-    counts = await asyncio.gather(
-        count(None),
-        *(
-            count(models.FieldCondition(key=TERMS_FIELD, match=models.MatchValue(value=t)))
-            for t in wanted
-        ),
-    )
-    n_docs = counts[0]
-    return {t: bm25_idf(n_docs, n) for t, n in zip(wanted, counts[1:], strict=True)}
+    def __init__(self, ttl_s: float = CACHE_S, max_entries: int = 100_000) -> None:
+        """An empty cache."""
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self._entries: dict[tuple[str, str, int | None], tuple[float, int]] = {}
+        self._generation: int | None = None
+
+    async def idf(
+        self,
+        nodes: Endpoints,
+        collection: str,
+        tenant: str,
+        tenant_filter: models.Filter,
+        terms: Iterable[int],
+        *,
+        generation: int,
+        shard_key: models.ShardKeySelector | None = None,
+    ) -> dict[int, float]:
+        """idf(t) over the tenant's points of `collection` for each term (`tenant_filter`
+        selects them; `shard_key`: where they are, with tenant shards)."""
+        wanted = sorted(set(terms))
+        if not wanted:
+            return {}
+        if generation != self._generation or len(self._entries) > self.max_entries:
+            self._entries.clear()
+            self._generation = generation
+        now = time.monotonic()
+        keys: list[int | None] = [None, *wanted]  # None: the tenant's documents
+        fresh = {
+            k: hit[1]
+            for k in keys
+            if (hit := self._entries.get((collection, tenant, k))) is not None and hit[0] > now
+        }
+        missing = [k for k in keys if k not in fresh]
+
+        async def count(term: int | None) -> int:
+            if term is None:
+                flt = models.Filter(
+                    must=[tenant_filter],
+                    must_not=[
+                        models.IsEmptyCondition(is_empty=models.PayloadField(key=TERMS_FIELD))
+                    ],
+                )
+            else:
+                flt = models.Filter(
+                    must=[
+                        tenant_filter,
+                        models.FieldCondition(key=TERMS_FIELD, match=models.MatchValue(value=term)),
+                    ]
+                )
+            return await nodes.call(lambda c: _count(c, collection, flt, shard_key))
+
+        counted = await asyncio.gather(*(count(k) for k in missing))
+        expires = now + self.ttl_s
+        for k, n in zip(missing, counted, strict=True):
+            fresh[k] = n
+            self._entries[(collection, tenant, k)] = (expires, n)
+        n_docs = fresh[None]
+        return {t: bm25_idf(n_docs, fresh[t]) for t in wanted}
 
 
 async def _count(
