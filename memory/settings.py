@@ -247,6 +247,11 @@ class Settings(BaseSettings):
     """Seconds between deep runs (daily + forgetting, beliefs, apperception)."""
     sleep_check_s: float = Field(default=300.0, gt=0, validation_alias=_env("MNEME_SLEEP_CHECK_S"))
     """How often the scheduled server looks for tenants that are due."""
+    bookkeeping_lease_s: float = Field(
+        default=30.0, ge=3, validation_alias=_env("MNEME_BOOKKEEPING_LEASE_S")
+    )
+    """Length of a tenant's bookkeeping lease (`memory.services.queue`): one process bookkeeps a
+    tenant at a time; a killed process's lease frees this long after it last renewed it."""
     sleep_lease_s: float = Field(default=120.0, ge=3, validation_alias=_env("MNEME_SLEEP_LEASE_S"))
     """Length of a tenant's consolidation lease (`memory.sleep.leases`): a run renews it every third
     of this, so a killed process's lease frees this long after it last renewed."""
