@@ -119,19 +119,41 @@ def same_hits(a: Sequence[VectorHit], b: Sequence[VectorHit]) -> bool:
 
 def explain(want: Search, got: Search) -> str | None:
     """None when two recordings of one search agree (scores within tolerance, except a fused
-    search over tied legs, whose fused scores may move); "tie" when only a fused search's order
-    differs and both legs agree and hold an exact tie; else what differs."""
+    search over tied legs, whose fused scores may move); "tie" when the order differs only as
+    the contract allows: among hits whose scores agree within `SCORE_TOLERANCE` (a tie group,
+    or one cut at the limit), or in a fused search whose legs agree and hold an exact tie;
+    else what differs, with the first hits of both."""
     if [h.id for h in got.hits] == [h.id for h in want.hits]:
         if same_hits(got.hits, want.hits) or any(has_ties(leg) for leg in want.legs):
             return None
         return "same ids, scores beyond tolerance"
+    if len(got.hits) == len(want.hits) and all(
+        abs(g.score - w.score) <= SCORE_TOLERANCE for g, w in zip(got.hits, want.hits, strict=True)
+    ):
+        return "tie"  # position by position the same scores: only tied hits changed places
     if not want.legs:
-        return f"{want.request.kind}: not a fused search, ids differ"
+        return f"{want.request.kind}: not a fused search, ids differ: {_sample(want, got)}"
     if not all(same_hits(g, w) for g, w in zip(got.legs, want.legs, strict=True)):
-        return f"{want.request.kind}: a leg differs"
+        return f"{want.request.kind}: a leg differs: {_sample(want, got)}"
     if not any(has_ties(leg) for leg in want.legs):
         return f"{want.request.kind}: fused order differs without a tie in its legs"
     return "tie"
+
+
+def _sample(want: Search, got: Search, n: int = 4) -> str:
+    first = next(
+        (i for i, (a, b) in enumerate(zip(want.hits, got.hits, strict=False)) if a.id != b.id),
+        min(len(want.hits), len(got.hits)),
+    )
+    show = lambda hits: [(h.id[:8], round(h.score, 6)) for h in hits[first : first + n]]  # noqa: E731
+    r = want.request
+    what = "dense" if r.dense is not None else ""
+    what += "+sparse" if r.sparse is not None and r.sparse.indices else ""
+    return (
+        f"{what} limit {r.limit} threshold {r.score_threshold} from #{first}: "
+        f"embedded {show(want.hits)} ({len(want.hits)} hits), "
+        f"server {show(got.hits)} ({len(got.hits)} hits)"
+    )
 
 
 def compare(

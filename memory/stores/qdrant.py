@@ -51,6 +51,7 @@ from memory.stores.qdrant_server import (
     Connection,
     Endpoints,
     Layout,
+    cluster_health,
     describe,
     refused_key,
 )
@@ -466,6 +467,11 @@ class QdrantIndex(QdrantCollections, VectorIndex):
             durability = "in memory: nothing survives the process"
         else:
             durability = "local mode commits every point to SQLite before the upsert returns"
+        health = (
+            await cluster_health(self._endpoints, [s.name for s in statuses if self._mine(s.name)])
+            if self.server
+            else None
+        )
         return IndexStatus(
             backend=self.backend,
             location=self.location,
@@ -474,6 +480,8 @@ class QdrantIndex(QdrantCollections, VectorIndex):
             collections=statuses,
             durability=durability,
             unflushed_writes=None if self.server else 0,
+            cluster=health.detail if health else None,
+            cluster_ok=health.ok if health else True,
         )
 
 

@@ -16,6 +16,7 @@ from the `is_tenant` keyword index). Nothing here talks to local mode.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -216,6 +217,15 @@ class Endpoints:
             f"server (or a node of the cluster) runs"
         )
 
+    async def each(
+        self, fn: Callable[[AsyncQdrantClient], Awaitable[T]]
+    ) -> list[tuple[str, T | BaseException]]:
+        """Run `fn` on every node, no failover: each node's own answer (or its error)."""
+        answers = await asyncio.gather(
+            *(fn(client) for _, client in self._clients), return_exceptions=True
+        )
+        return [(url, a) for (url, _), a in zip(self._clients, answers, strict=True)]
+
     async def close(self) -> None:
         """Close every client."""
         for _, client in self._clients:
@@ -243,3 +253,62 @@ def payload_index(field: str, kind: str) -> models.PayloadSchemaParams:
             type=models.IntegerIndexType.INTEGER, lookup=True, range=False, enable_hnsw=False
         )
     raise ValueError(f"no payload index of type {kind!r}")
+
+
+# --------------------------------------------------------------------------- cluster health
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterHealth:
+    """What `mneme doctor` says of a Qdrant cluster: fine or not, and why, in a sentence."""
+
+    ok: bool
+    detail: str
+
+
+async def cluster_health(endpoints: Endpoints, names: list[str]) -> ClusterHealth | None:
+    """Peers, raft leader and every replica of `names`' shards (None: not a cluster).
+
+    Unwell when there is no leader, a replica is not `Active` (dead, or still recovering from a
+    node that was down), a node of QDRANT_URL does not answer, or two replicas of one shard
+    hold different numbers of points (counted by each node for its own replicas; while writes
+    go on, a count may lag for a moment).
+    """
+    status = await endpoints.call(lambda c: c.cluster_status())
+    if getattr(status, "status", "disabled") != "enabled":
+        return None
+    peers = dict(getattr(status, "peers", {}))
+    leader = getattr(getattr(status, "raft_info", None), "leader", None)
+    problems: list[str] = [] if leader is not None else ["no raft leader"]
+    counts: dict[tuple[str, int], dict[int, int]] = {}
+    shape: set[tuple[int, int]] = set()
+    for name in names:
+        info = await endpoints.call(lambda c, name=name: c.collection_cluster_info(name))  # type: ignore[misc]
+        replicas: dict[int, int] = {}
+        for shard in [*info.local_shards, *info.remote_shards]:
+            replicas[shard.shard_id] = replicas.get(shard.shard_id, 0) + 1
+            state = str(getattr(shard.state, "value", shard.state))
+            if state != "Active":
+                peer = getattr(shard, "peer_id", info.peer_id)
+                problems.append(f"{name} shard {shard.shard_id} on peer {peer}: {state}")
+        if info.shard_transfers:
+            problems.append(f"{name}: {len(info.shard_transfers)} shard transfer(s) under way")
+        shape.add((len(replicas), max(replicas.values(), default=0)))
+        for url, answer in await endpoints.each(
+            lambda c, name=name: c.collection_cluster_info(name)  # type: ignore[misc]
+        ):
+            if isinstance(answer, BaseException):
+                problems.append(f"node {url} does not answer ({describe(answer)})")
+                continue
+            for shard in answer.local_shards:
+                counts.setdefault((name, shard.shard_id), {})[answer.peer_id] = shard.points_count
+    for (name, shard_id), by_peer in sorted(counts.items()):
+        if len(set(by_peer.values())) > 1:
+            problems.append(
+                f"{name} shard {shard_id}: replicas hold {sorted(by_peer.values())} points"
+            )
+    layout = ", ".join(f"{s} shards x {r} replicas" for s, r in sorted(shape)) or "no collections"
+    head = f"{len(peers)} peers, raft leader {leader}; {len(names)} collections, {layout}"
+    if problems:
+        return ClusterHealth(False, f"{head}; " + "; ".join(sorted(set(problems))[:8]))
+    return ClusterHealth(True, f"{head}; every replica Active, replica point counts agree")
