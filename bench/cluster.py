@@ -118,6 +118,8 @@ async def bench_cluster(
     work: Path | None = None,
 ) -> ClusterReport:
     """The whole run (module docstring); `kill_node` None picks one at random."""
+    from pydantic import SecretStr
+
     import graph.bookkeeping  # noqa: F401  (registers the pipeline the sweep runs)
     from graph.bookkeeping import run_episode
     from memory.doctor import run_doctor
@@ -143,7 +145,7 @@ async def bench_cluster(
         neo4j_uri=os.environ.get("NEO4J_URI") if neo4j else None,
         qdrant_path=None,
         qdrant_url=",".join(cluster.urls),
-        qdrant_api_key=cluster.api_key,
+        qdrant_api_key=SecretStr(cluster.api_key),
         qdrant_shards=report.shards,
         qdrant_replication=report.replication,
         qdrant_write_consistency=1,
