@@ -122,14 +122,14 @@ async def bench_cluster(
 
     import graph.bookkeeping  # noqa: F401  (registers the pipeline the sweep runs)
     from graph.bookkeeping import run_episode
-    from memory.doctor import run_doctor
-    from memory.embeddings import build_embedder
-    from memory.episodes import drain_outbox, remember, sweep
-    from memory.recipes import SIMPLE
-    from memory.retrieval import retrieve
+    from memory.embeddings.embedders import build_embedder
+    from memory.retrieval.recipes import SIMPLE
+    from memory.retrieval.retrieve import retrieve
     from memory.schema import Episode, EpisodeStatus, episode_uid
     from memory.services import Services
+    from memory.services.doctor import run_doctor
     from memory.settings import Settings
+    from memory.write.episodes import drain_outbox, remember, sweep
 
     rng = random.Random(seed)
     report = ClusterReport(nodes=nodes, turns=turns, tenants=tenants)

@@ -67,10 +67,10 @@ async def main(name: str, work: Path) -> None:
     import nodes.consolidate as consolidate_node
     from graph.agent import builder
     from graph.consolidation import run_consolidation
-    from memory.leases import Busy, holding
     from memory.services import Services, set_services
     from memory.services.queue import register_pipeline
     from memory.settings import load_settings
+    from memory.sleep.leases import Busy, holding
 
     real = bookkeeping.run_episode
 

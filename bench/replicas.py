@@ -226,11 +226,11 @@ async def audit(
 
     import graph.bookkeeping  # noqa: F401
     from graph.bookkeeping import run_episode
-    from memory.doctor import run_doctor
-    from memory.episodes import drain_outbox, sweep
     from memory.schema import Episode, EpisodeStatus
     from memory.services import Services
+    from memory.services.doctor import run_doctor
     from memory.settings import Settings
+    from memory.write.episodes import drain_outbox, sweep
 
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,

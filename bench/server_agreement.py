@@ -194,7 +194,7 @@ def compare(
 async def run(data: Path, limit: int | None, server: dict[str, object]) -> dict[str, Any]:
     """Both evals on `data` with the recording on; the comparison."""
     from bench.eval_retrieval import run_eval
-    from memory.embeddings import build_embedder
+    from memory.embeddings.embedders import build_embedder
     from memory.settings import Settings
 
     base = Settings(_env_file=None)  # type: ignore[call-arg]

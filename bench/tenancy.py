@@ -39,10 +39,10 @@ from bench.qdrant_nodes import Nodes
 from bench.retrieve import pooled_vectors, real_pool
 from bench.write import machine, percentiles, sample_turn
 from memory.schema import collection_name, stable_uid
-from memory.sparse import encode_document, encode_query
 from memory.stores.base import VectorPoint
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_server import Layout
+from memory.text.sparse import encode_document, encode_query
 
 FINGERPRINT = "tenancy_384"
 DIM = 384
@@ -209,7 +209,7 @@ async def bench_tenancy(
     layouts: tuple[str, ...] = LAYOUTS,
 ) -> dict[str, Any]:
     """Every layout in turn on one node in distributed mode; the report."""
-    from memory.embeddings import build_embedder
+    from memory.embeddings.embedders import build_embedder
     from memory.settings import Settings
 
     embedder = build_embedder(Settings(_env_file=None))  # type: ignore[call-arg]

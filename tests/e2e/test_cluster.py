@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bench.cluster import bench_cluster
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from tests.conftest import require_qdrant_binary
 
 pytestmark = pytest.mark.slow

@@ -13,13 +13,13 @@ import pytest
 
 import graph.bookkeeping  # noqa: F401  (registers the pipeline)
 import memory.services.queue as queue_module
-from memory import quarantine
-from memory.embeddings import Embedder
-from memory.episodes import remember
-from memory.leases import holding
+from memory.embeddings.embedders import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
 from memory.services.queue import BOOKKEEPING
+from memory.sleep.leases import holding
+from memory.write import quarantine
+from memory.write.episodes import remember
 from tests.conftest import make_settings
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from memory.embeddings import Embedder
-from memory.episodes import remember
+from memory.embeddings.embedders import Embedder
 from memory.schema import utcnow
 from memory.services import Services
 from memory.stores.neo4j import Neo4jGraphStore
+from memory.write.episodes import remember
 from tests.conftest import make_settings, require_neo4j
 
 pytestmark = pytest.mark.neo4j

@@ -12,12 +12,12 @@ import pytest
 
 from bench.eval_retrieval import run_eval
 from bench.server_agreement import compare, recording
-from memory.embeddings import Embedder
+from memory.embeddings.embedders import Embedder
 from memory.schema import collection_name, stable_uid
-from memory.sparse import encode_document, encode_query
 from memory.stores.base import StoreUnavailable, VectorPoint
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_idf import TERMS_FIELD
+from memory.text.sparse import encode_document, encode_query
 from tests.conftest import QdrantServer, make_settings, wipe_qdrant
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 from bench.qdrant_nodes import Nodes
 from cli.main import app
 from memory.schema import collection_name, stable_uid
-from memory.sparse import encode_document, encode_query
 from memory.stores.base import SchemaMismatch, VectorFilter, VectorPoint
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_server import Layout
 from memory.stores.qdrant_shards import SHARED
+from memory.text.sparse import encode_document, encode_query
 from tests.conftest import require_qdrant_binary
 
 WORDS = "kitten marathon cello porto lisbon ferns garden piano budget sister".split()

@@ -92,9 +92,7 @@ async def test_deep_sleep_completes_abandons_and_keeps_goals_from_what_was_said(
     assert {g.text: g for g in await graph.list_goals("gl")} == goals
     # The public read and the export carry them.
     memory = Memory(services)
-    assert [g.status for g in await memory.goals("gl", "completed")] == [
-        GoalStatus.COMPLETED
-    ]
+    assert [g.status for g in await memory.goals("gl", "completed")] == [GoalStatus.COMPLETED]
     exported = await memory.export("gl")
     assert len(exported.goals) == 4
 
