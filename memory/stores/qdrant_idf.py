@@ -14,7 +14,7 @@ with N the tenant's points that have a sparse vector and n(t) those holding t: e
 one per distinct term and collection, run concurrently and shared by every request of one
 `search_many`, and kept by this process for `CACHE_S` seconds (`TermCounts`; its own writes
 drop them at once). Counts see live points only, as the engines' corpus IDF does (archived
-points included, as in the contract). docs/decisions.md has the measurement and the cost.
+points included, as in the contract). docs/adr/0126 has the reasons, docs/experiments/qdrant-server.md the cost.
 """
 
 from __future__ import annotations
