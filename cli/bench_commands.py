@@ -137,6 +137,16 @@ def faults(
         raise typer.Exit(1)
 
 
+def _report(report: dict[str, Any], ok: bool, json_out: Path | None) -> None:
+    """Print a fault bench's report as JSON (and write it to `json_out`); exit 1 unless `ok`."""
+    text = json.dumps(report, indent=2)
+    console.print(text)
+    if json_out is not None:
+        json_out.write_text(text, encoding="utf-8")
+    if not ok:
+        raise typer.Exit(1)
+
+
 def cluster(
     nodes: int = typer.Option(3, min=1, help="Qdrant nodes (1: the single-node baseline)."),
     turns: int = typer.Option(60, min=3, help="Turns to write through the write path."),
@@ -166,12 +176,7 @@ def cluster(
             seed=seed,
         )
     )
-    text = json.dumps(report.as_dict(), indent=2)
-    console.print(text)
-    if json_out is not None:
-        json_out.write_text(text, encoding="utf-8")
-    if not report.ok:
-        raise typer.Exit(1)
+    _report(report.as_dict(), report.ok, json_out)
 
 
 def replicas(
@@ -197,12 +202,7 @@ def replicas(
             neo4j_uri=os.environ.get("NEO4J_URI"),
         )
     )
-    text = json.dumps(report.as_dict(), indent=2)
-    console.print(text)
-    if json_out is not None:
-        json_out.write_text(text, encoding="utf-8")
-    if not report.ok:
-        raise typer.Exit(1)
+    _report(report.as_dict(), report.ok, json_out)
 
 
 def rest(

@@ -147,13 +147,7 @@ class QdrantCollections:
         else:
             if self.layout.tenant_shards:
                 self._custom.add(name)
-                await create_shared_key(
-                    self._endpoints,
-                    name,
-                    self.layout.shards,
-                    self.layout.replication_factor,
-                    self._where(),
-                )
+                await self._create_shared_key(name)
         self._existing.add(name)
 
     def _sparse_params(self) -> models.SparseVectorParams:
@@ -192,14 +186,17 @@ class QdrantCollections:
         if params.sharding_method == models.ShardingMethod.CUSTOM:
             self._custom.add(name)
             if SHARED not in await shard_keys(self._endpoints, name):  # a creation cut short
-                await create_shared_key(
-                    self._endpoints,
-                    name,
-                    self.layout.shards,
-                    self.layout.replication_factor,
-                    self._where(),
-                )
+                await self._create_shared_key(name)
         return set(info.payload_schema or {})
+
+    async def _create_shared_key(self, name: str) -> None:
+        await create_shared_key(
+            self._endpoints,
+            name,
+            self.layout.shards,
+            self.layout.replication_factor,
+            self._where(),
+        )
 
     def _routing(self, name: str, tenant: str | None) -> models.ShardKeySelector | None:
         """Where a tenant's points of `name` are: its own shards, else `shared` (tenant
