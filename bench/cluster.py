@@ -295,7 +295,7 @@ async def bench_cluster(
 
 async def vector_path(index: Any, dim: int, seed: int) -> tuple[float, float, float]:
     """Upsert rate and fused-search p50/p95 of the vector index alone, for a tenant of its own
-    (random unit vectors, sparse vectors of made-up words)."""
+    (random unit vectors, sparse vectors of made-up words), deleted again after."""
     import numpy as np
 
     from memory.schema import stable_uid
@@ -326,6 +326,7 @@ async def vector_path(index: Any, dim: int, seed: int) -> tuple[float, float, fl
         t = time.perf_counter()
         await index.search("derivatives", "vectors", dense=dense, sparse=sparse, limit=10)
         samples.append((time.perf_counter() - t) * 1000.0)
+    await index.delete_points("derivatives", "vectors", [p.id for p in points])  # no orphans
     p50, p95 = percentiles(samples)
     return rate, p50, p95
 
