@@ -35,7 +35,7 @@ test: $(LLM_STAMP) ## Start Neo4j and a Qdrant server, run the whole suite, stop
 	@tools/test.sh
 
 .PHONY: test-fast
-test-fast: $(STAMP) ## Unit and contract tests on the embedded backend only (no Neo4j)
+test-fast: $(STAMP) ## Unit and contract tests: SQLite graph; vectors in process and on a Qdrant server the tests start from the binary (no Neo4j)
 	$(BIN)/python -m pytest tests/unit tests/contract -q
 
 .PHONY: lint
