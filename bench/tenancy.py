@@ -49,6 +49,7 @@ DIM = 384
 BATCH = 1024
 LAYOUTS = ("payload", "global", "sharded")
 INDEX_TIMEOUT_S = 4 * 3600.0
+REQUEST_TIMEOUT_S = 300.0
 
 
 def layout_of(name: str) -> Layout:
@@ -164,17 +165,17 @@ async def bench_layout(
         layout=layout_of(layout),
         fingerprint=FINGERPRINT,
         dim=DIM,
-        timeout_s=10,
+        timeout_s=REQUEST_TIMEOUT_S,  # each request's too: a busy indexing node answers slowly
     )
     try:
         await index.drop_collections(None)
         await index.setup()
         tenants = [("big", big)] + [(f"small{i}", small) for i in range(small_tenants)]
         rate = await _load(index, tenants, pool, seed=7)
-        promote_s = None
+        promote_s = copied = None
         if layout == "sharded":
             began = time.perf_counter()
-            await index.promote_tenant("big")
+            copied = sum((await index.promote_tenant("big")).values())
             promote_s = round(time.perf_counter() - began, 1)
         index_s = await _wait_indexed(index)
         info = await index.client.get_collection(collection_name("derivatives", FINGERPRINT))
@@ -183,6 +184,7 @@ async def bench_layout(
             "points": big + small_tenants * small,
             "upsert_points_per_s": round(rate),
             "promote_s": promote_s,
+            "promote_points_copied_after_transfer": copied,
             "index_wait_s": round(index_s, 1),
             "indexed_vectors": info.indexed_vectors_count,
             "segments": info.segments_count,
@@ -207,8 +209,10 @@ async def bench_tenancy(
     small: int = 1000,
     queries: int = 200,
     layouts: tuple[str, ...] = LAYOUTS,
+    out: Path | None = None,
 ) -> dict[str, Any]:
-    """Every layout in turn on one node in distributed mode; the report."""
+    """Every layout in turn on one node in distributed mode; the report (written to `out`
+    after each layout, so that a failure later keeps what was measured)."""
     from memory.embeddings.embedders import build_embedder
     from memory.settings import Settings
 
@@ -221,31 +225,34 @@ async def bench_tenancy(
         questions = [(rows[i].tolist(), texts[i]) for i in range(queries)]
     finally:
         await embedder.close()
-    nodes = Nodes.create(size=1, cluster=True).start()
-    try:
-        results = [
-            await bench_layout(
-                nodes,
-                name,
-                big=big,
-                small_tenants=small_tenants,
-                small=small,
-                queries=queries,
-                pool=pool,
-                questions=questions,
-            )
-            for name in layouts
-        ]
-    finally:
-        nodes.stop()
-    return {
+    report: dict[str, Any] = {
         "big": big,
         "small_tenants": small_tenants,
         "small": small,
         "queries": queries,
         "vectors": "pooled real all-MiniLM-L6-v2 embeddings (2,000) + noise; sparse of made-up turns",
-        "layouts": results,
+        "layouts": [],
     }
+    nodes = Nodes.create(size=1, cluster=True).start()
+    try:
+        for name in layouts:
+            report["layouts"].append(
+                await bench_layout(
+                    nodes,
+                    name,
+                    big=big,
+                    small_tenants=small_tenants,
+                    small=small,
+                    queries=queries,
+                    pool=pool,
+                    questions=questions,
+                )
+            )
+            if out is not None:
+                out.write_text(json.dumps(report, indent=2))
+    finally:
+        nodes.stop()
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             small=args.small,
             queries=args.queries,
             layouts=layouts,
+            out=args.json,
         )
     )
     text = json.dumps(report, indent=2)
