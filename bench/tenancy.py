@@ -249,7 +249,7 @@ async def bench_tenancy(
                 )
             )
             if out is not None:
-                out.write_text(json.dumps(report, indent=2))
+                await asyncio.to_thread(out.write_text, json.dumps(report, indent=2))
     finally:
         nodes.stop()
     return report
