@@ -31,11 +31,11 @@ demo: $(STAMP) ## Run the demo on the embedded default (SQLite + local Qdrant, o
 	$(BIN)/mneme demo
 
 .PHONY: test
-test: $(LLM_STAMP) ## Start Neo4j, run the whole suite on both graph backends, stop Neo4j
+test: $(LLM_STAMP) ## Start Neo4j and a Qdrant server, run the whole suite, stop them
 	@tools/test.sh
 
 .PHONY: test-fast
-test-fast: $(STAMP) ## Unit and contract tests on the embedded backend only (no Neo4j)
+test-fast: $(STAMP) ## Unit and contract tests: SQLite graph; vectors in process and on a Qdrant server the tests start from the binary (no Neo4j)
 	$(BIN)/python -m pytest tests/unit tests/contract -q
 
 .PHONY: lint
@@ -56,6 +56,14 @@ neo4j-start: ## Start the local Neo4j (tools/neo4j) on 127.0.0.1:7687
 .PHONY: neo4j-stop
 neo4j-stop: ## Stop the local Neo4j
 	tools/neo4j/neo4j.sh stop
+
+.PHONY: qdrant-start
+qdrant-start: ## Start a throw-away Qdrant server (tools/qdrant) and print the QDRANT_URL to export
+	tools/qdrant/qdrant.sh start --dev
+
+.PHONY: qdrant-stop
+qdrant-stop: ## Stop it and delete its storage
+	tools/qdrant/qdrant.sh stop
 
 .PHONY: doctor
 doctor: $(STAMP) ## Check settings, stores, schema and consistency

@@ -1,8 +1,8 @@
 """The write side of `mneme eval retrieval`: ingest a memeval conversation through the agent's
 write path, and keep finished ingests between runs (`--store`).
 
-Each conversation gets its own embedded memory (SQLite graph + Qdrant Edge in a directory) and
-tenant; every session is ingested in order (`bench.memeval.placed`): the turn's evidence score as
+Each conversation gets its own embedded memory (SQLite graph + Qdrant Edge in a directory, or the
+Qdrant server of `QDRANT_URL` for its vectors) and tenant; every session is ingested in order (`bench.memeval.placed`): the turn's evidence score as
 the router computes it, `remember`, then the bookkeeping graph of `graph.bookkeeping` (chunks,
 contextual derivatives, prospective paraphrases, vectors, beliefs, topics and entities). Turn ids
 live only in the harness's map from episode uid to turn ids, never in the stores.
@@ -87,10 +87,14 @@ WRITE_PATH = (
     "memory.stores.graph.tenant_state",
     "memory.stores.graph.topics",
     "memory.stores.qdrant",
+    "memory.stores.qdrant_collections",
     "memory.stores.qdrant_edge",
     "memory.stores.qdrant_edge_query",
     "memory.stores.qdrant_edge_shards",
+    "memory.stores.qdrant_idf",
     "memory.stores.qdrant_query",
+    "memory.stores.qdrant_server",
+    "memory.stores.qdrant_shards",
     "memory.stores.sqlite",
     "memory.stores.sqlite.beliefs",
     "memory.stores.sqlite.concepts",
@@ -283,17 +287,31 @@ def load_ingest(stored: Path, work: Path) -> Ingested | None:
 
 
 def eval_settings(base: Settings, data_dir: Path) -> Settings:
-    """Settings for one conversation: the embedded stores in `data_dir`, models as configured."""
-    return base.model_copy(
-        update={
-            "data_dir": data_dir,
-            "graph_backend": "sqlite",
-            "sqlite_path": None,
-            "neo4j_uri": None,
-            "qdrant_path": None,
-            "qdrant_url": None,
-        }
-    )
+    """Settings for one conversation: a SQLite graph in `data_dir`, models as configured, and
+    the vectors in an embedded index there too, or on the Qdrant server of `QDRANT_URL` when
+    it is set (every conversation a tenant of its own on that server, as users are)."""
+    update: dict[str, object] = {
+        "data_dir": data_dir,
+        "graph_backend": "sqlite",
+        "sqlite_path": None,
+        "neo4j_uri": None,
+        "qdrant_path": None,
+    }
+    if not base.qdrant_url:
+        update["qdrant_url"] = None
+    return base.model_copy(update=update)
+
+
+async def clear_tenant_vectors(services: Services, tenant: str) -> int:
+    """Delete every vector point of `tenant` (a server keeps an earlier run's); how many."""
+    from memory.schema import VECTOR_KINDS
+
+    deleted = 0
+    for kind in VECTOR_KINDS:
+        ids = [hit.id for hit in await services.vectors.scroll_points(kind, tenant)]
+        await services.vectors.delete_points(kind, tenant, ids)
+        deleted += len(ids)
+    return deleted
 
 
 Bookkeep = Callable[[Services, str, str], Any]

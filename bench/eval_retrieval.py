@@ -1,7 +1,8 @@
 """`mneme eval retrieval`: the memeval protocol (docs/memeval.md) through mneme's own paths.
 
 For each conversation: a fresh embedded memory and tenant, ingested through the agent's write
-path (`bench.eval_ingest`, kept between runs with `--store`); every question asked through the
+path (`bench.eval_ingest`, kept between runs with `--store`; with `QDRANT_URL` the vectors go to
+that server instead, each conversation a tenant of its own there, and nothing is kept); every question asked through the
 read path (the router's decision planned into a recipe by `nodes.retrieve.plan`, then
 `retrieve`, as the agent's retrieve node does), with the question's date as now. Offline (the
 default) the router and extraction are the agent's heuristics; with `--llm` the configured model
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bench.eval_ingest import (
     Bookkeep,
     Ingested,
+    clear_tenant_vectors,
     default_bookkeep,
     eval_settings,
     ingest,
@@ -295,6 +297,9 @@ async def _run_eval(
     bookkeep = bookkeep or default_bookkeep
     own_embedder = embedder is None
     embedder = embedder or build_embedder(base)
+    # On a server (QDRANT_URL) every conversation is a tenant of its own, as users are; its
+    # vectors live there, so stored ingests (a directory each) are neither read nor written.
+    on_server = bool(base.qdrant_url)
     scored: list[Scored] = []
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -311,7 +316,7 @@ async def _run_eval(
                     stored_dir(
                         store, conv, ingest_key(conv, n, embedder.fingerprint, llm, bookkeep_name)
                     )
-                    if store is not None
+                    if store is not None and not on_server
                     else None
                 )
                 loaded = load_ingest(stored, work) if stored is not None else None
@@ -325,6 +330,8 @@ async def _run_eval(
                     else:
                         if progress:
                             progress(f"ingest {n}/{len(conversations)}", 0, 1)
+                        if on_server:  # an earlier run's points of this tenant
+                            await clear_tenant_vectors(services, tenant)
                         try:
                             ingested = await ingest(services, tenant, conv, bookkeep)
                         except Exception as exc:  # reported in the summary; the rest go on
@@ -422,6 +429,7 @@ async def _run_eval(
         "llm": llm,
         "llm_usage": llm_summary(chat) if llm else None,
         "embedder": embedder.fingerprint,
+        "vectors": f"qdrant server {base.qdrant_url}" if on_server else "qdrant-edge (embedded)",
         "ks": list(KS),
         "references": reference_rows,
     }

@@ -23,8 +23,9 @@ def turn_text(i: int) -> str:
     return f"Note {i}: my locker at the Vienna gym is number {1000 + i}, row {i % 7}."
 
 
-def install_faults(services: Any, faults: Path) -> None:
-    """Make graph writes and vector upserts fail while their fault file exists."""
+def install_faults(services: Any, faults: Path, suffix: str = "") -> None:
+    """Make graph writes and vector upserts fail while their fault file exists (`graph` and
+    `vectors`, each followed by `suffix`: one process's own faults among several)."""
     graph, vectors = services.graph, services.vectors
 
     def failing(obj: Any, name: str, flag: str) -> None:
@@ -38,8 +39,8 @@ def install_faults(services: Any, faults: Path) -> None:
         setattr(obj, name, call)
 
     for name in ("create", "attach_reply", "set_status", "set_ess"):
-        failing(graph.episodes, name, "graph")
-    failing(vectors, "upsert", "vectors")
+        failing(graph.episodes, name, f"graph{suffix}")
+    failing(vectors, "upsert", f"vectors{suffix}")
 
 
 async def main(data: Path, acks: Path, faults: Path, first: int, last: int) -> None:

@@ -14,7 +14,6 @@ import asyncio
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from bench.qdrant_nodes import free_port
 from bench.retrieve import TENANT, fill, real_pool
 from bench.write import bench_settings, machine, percentiles, sample_turn
 from memory.services import Services
@@ -31,15 +31,6 @@ from memory.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "bench-rest-key-0123456789abcdef"
-
-
-def _free_port() -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port != 2024:
-            return port
 
 
 async def _fill(data: Path, memories: int) -> int:
@@ -53,7 +44,7 @@ async def _fill(data: Path, memories: int) -> int:
 
 
 def _serve(data: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     env = {
         k: v
         for k, v in os.environ.items()

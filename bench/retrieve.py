@@ -75,7 +75,9 @@ async def real_pool(embedder: Embedder, size: int = POOL, seed: int = 5) -> np.n
     return unit
 
 
-def _vectors(gen: np.random.Generator, n: int, dim: int, pool: np.ndarray | None) -> np.ndarray:
+def pooled_vectors(
+    gen: np.random.Generator, n: int, dim: int, pool: np.ndarray | None
+) -> np.ndarray:
     """`n` unit vectors: random, or pooled real embeddings with noise."""
     if pool is None:
         vecs = gen.standard_normal((n, dim)).astype(np.float32)
@@ -133,7 +135,7 @@ async def fill(
                 "archived": False,
                 "salience": 0.5,
             }
-            vecs = _vectors(gen, len(chunks) + 1, services.embedder.dim, pool)
+            vecs = pooled_vectors(gen, len(chunks) + 1, services.embedder.dim, pool)
             for i, chunk in enumerate(chunks):
                 derivs.append(
                     VectorPoint(

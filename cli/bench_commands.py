@@ -1,4 +1,5 @@
-"""`mneme bench write | search | turn`: benchmarks of the memory layer (numbers, not tests).
+"""`mneme bench write | search | turn | ... | cluster | replicas`: benchmarks of the memory layer
+(numbers, not tests).
 
 Every benchmark prints the machine's CPU count and load with its timings: these machines are
 shared and noisy.
@@ -153,6 +154,74 @@ def faults(
     console.print(f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}; work dir {where}")
     if report.lost or report.duplicates or report.orphans or not report.doctor_ok:
         raise typer.Exit(1)
+
+
+def _report(report: dict[str, Any], ok: bool, json_out: Path | None) -> None:
+    """Print a fault bench's report as JSON (and write it to `json_out`); exit 1 unless `ok`."""
+    text = json.dumps(report, indent=2)
+    console.print(text)
+    if json_out is not None:
+        json_out.write_text(text, encoding="utf-8")
+    if not ok:
+        raise typer.Exit(1)
+
+
+def cluster(
+    nodes: int = typer.Option(3, min=1, help="Qdrant nodes (1: the single-node baseline)."),
+    turns: int = typer.Option(60, min=3, help="Turns to write through the write path."),
+    tenants: int = typer.Option(4, min=1, help="Tenants the turns are spread over."),
+    kill: bool = typer.Option(
+        True, "--kill/--no-kill", help="SIGKILL a node at 1/3, restart at 2/3."
+    ),
+    kill_node: int = typer.Option(
+        0, min=-1, help="Which node (0: the first in QDRANT_URL; -1: random)."
+    ),
+    neo4j: bool = typer.Option(False, "--neo4j", help="Graph store: the Neo4j at NEO4J_URI."),
+    seed: int = typer.Option(1, help="Seed of the searches."),
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the report here.")] = None,
+) -> None:
+    """Ingest and search on a Qdrant cluster started here (replication 2) while a node is killed
+    and restarted; then lost, duplicates, searches while down, replica consistency, doctor."""
+    from bench.cluster import bench_cluster
+
+    report = run(
+        lambda: bench_cluster(
+            nodes=nodes,
+            turns=turns,
+            tenants=tenants,
+            kill=kill,
+            kill_node=None if kill_node < 0 else kill_node,
+            neo4j=neo4j,
+            seed=seed,
+        )
+    )
+    _report(report.as_dict(), report.ok, json_out)
+
+
+def replicas(
+    replicas: int = typer.Option(3, min=1, help="mneme worker processes on the shared stores."),
+    turns: int = typer.Option(60, min=4, help="Agent turns to acknowledge."),
+    tenants: int = typer.Option(6, min=1, help="Tenants the turns are spread over."),
+    kill: bool = typer.Option(True, "--kill/--no-kill", help="Kill one replica mid-stream."),
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the report here.")] = None,
+) -> None:
+    """Several mneme replicas on one memory (the Neo4j at NEO4J_URI through `neo4j://`, else one
+    SQLite file; a Qdrant server started here), one killed mid-stream; then lost, duplicates,
+    double bookkeeping, overlapping consolidations, the dead one's outbox, reply latency."""
+    import os
+
+    from bench.replicas import bench_replicas
+
+    report = run(
+        lambda: bench_replicas(
+            replicas=replicas,
+            turns=turns,
+            tenants=tenants,
+            kill=kill,
+            neo4j_uri=os.environ.get("NEO4J_URI"),
+        )
+    )
+    _report(report.as_dict(), report.ok, json_out)
 
 
 def rest(

@@ -129,6 +129,7 @@ def print_summary(
         f"ingest: {ing['seconds']:.1f} s for {ing['turns']} turns ({ing['ms_per_turn']:.1f} ms/turn; "
         f"{ing['episodes']} episodes, {ing['duplicates']} duplicate turns) over "
         f"{summary['conversations']} conversations; embedder {summary['embedder']}"
+        + (f"; vectors: {summary['vectors']}" if summary.get("vectors") else "")
         + (f"; {ing['reused']} ingests reused from --store" if ing.get("reused") else "")
     )
     if ing.get("failed_episodes") or ing.get("failed_conversations"):
@@ -192,7 +193,8 @@ def retrieval(
         Path | None,
         typer.Option(
             help="Keep each finished ingest here and reuse it while the data, the embedder "
-            "and the write-path code are unchanged (questions run on a fresh copy).",
+            "and the write-path code are unchanged (questions run on a fresh copy). Not used "
+            "with QDRANT_URL: the vectors then go to that server, each conversation a tenant.",
         ),
     ] = None,
     bench_dir: Annotated[

@@ -23,6 +23,7 @@ from cli import (
     knowledge_commands,
     mcp_commands,
     pin_commands,
+    shard_commands,
     sleep_commands,
     store_commands,
 )
@@ -98,7 +99,14 @@ bench_app.command("faults")(bench_commands.faults)
 bench_app.command("poison")(bench_commands.poison)
 bench_app.command("rest")(bench_commands.rest)
 bench_app.command("sleep")(bench_commands.sleep)
+bench_app.command("cluster")(bench_commands.cluster)
+bench_app.command("replicas")(bench_commands.replicas)
 app.add_typer(bench_app, name="bench")
+
+shards_app = typer.Typer(help="Tenant shards on a Qdrant cluster: list, promote a large tenant.")
+shards_app.command("list")(shard_commands.list_shards)
+shards_app.command("promote")(shard_commands.promote)
+app.add_typer(shards_app, name="shards")
 
 
 def main() -> None:

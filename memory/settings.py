@@ -104,9 +104,44 @@ class Settings(BaseSettings):
     qdrant_url: str | None = Field(
         default=None, validation_alias=_env("QDRANT_URL", "MNEME_QDRANT_URL")
     )
+    """A Qdrant server (`http://host:6333`), or several nodes of one cluster separated by commas
+    (a node that cannot be reached is skipped for the next)."""
     qdrant_api_key: SecretStr | None = Field(
         default=None, validation_alias=_env("QDRANT_API_KEY", "MNEME_QDRANT_API_KEY")
     )
+    qdrant_prefer_grpc: bool = Field(
+        default=False, validation_alias=_env("QDRANT_PREFER_GRPC", "MNEME_QDRANT_PREFER_GRPC")
+    )
+    """Send searches and writes to the server over gRPC (faster on large batches)."""
+    qdrant_grpc_port: int = Field(
+        default=6334,
+        ge=1,
+        le=65535,
+        validation_alias=_env("QDRANT_GRPC_PORT", "MNEME_QDRANT_GRPC_PORT"),
+    )
+    """The server's gRPC port (the same on every node of a cluster)."""
+    qdrant_shards: int = Field(default=1, ge=1, validation_alias=_env("MNEME_QDRANT_SHARDS"))
+    """Shards of each collection mneme creates on a server (a cluster: as many as nodes)."""
+    qdrant_replication: int = Field(
+        default=1, ge=1, validation_alias=_env("MNEME_QDRANT_REPLICATION")
+    )
+    """Copies of each shard on different nodes of a cluster (2: one node may be down)."""
+    qdrant_write_consistency: int = Field(
+        default=1, ge=1, validation_alias=_env("MNEME_QDRANT_WRITE_CONSISTENCY")
+    )
+    """Replicas that must apply a write before the server acknowledges it (docs/deployment.md
+    says why 1)."""
+    qdrant_per_tenant_hnsw: bool = Field(
+        default=True, validation_alias=_env("MNEME_QDRANT_PER_TENANT_HNSW")
+    )
+    """Collections created on a server build an HNSW graph per tenant and no global one (every
+    search filters on one tenant); false: Qdrant's default global graph."""
+    qdrant_tenant_shards: bool = Field(
+        default=False, validation_alias=_env("MNEME_QDRANT_TENANT_SHARDS")
+    )
+    """Collections created on a server use custom sharding: every tenant in a `shared` shard
+    key until `mneme shards promote` gives a very large one shards of its own (needs Qdrant in
+    distributed mode)."""
 
     embedding_model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL, validation_alias=_env("MNEME_EMBEDDING_MODEL")
@@ -210,6 +245,11 @@ class Settings(BaseSettings):
     """Seconds between deep runs (daily + forgetting, beliefs, apperception)."""
     sleep_check_s: float = Field(default=300.0, gt=0, validation_alias=_env("MNEME_SLEEP_CHECK_S"))
     """How often the scheduled server looks for tenants that are due."""
+    bookkeeping_lease_s: float = Field(
+        default=30.0, ge=3, validation_alias=_env("MNEME_BOOKKEEPING_LEASE_S")
+    )
+    """Length of a tenant's bookkeeping lease (`memory.services.queue`): one process bookkeeps a
+    tenant at a time; a killed process's lease frees this long after it last renewed it."""
     sleep_lease_s: float = Field(default=120.0, ge=3, validation_alias=_env("MNEME_SLEEP_LEASE_S"))
     """Length of a tenant's consolidation lease (`memory.sleep.leases`): a run renews it every third
     of this, so a killed process's lease frees this long after it last renewed."""
@@ -248,8 +288,21 @@ class Settings(BaseSettings):
                 "QDRANT_URL and QDRANT_PATH are both set; unset QDRANT_PATH to use the server, "
                 "or unset QDRANT_URL to use local mode"
             )
-        if self.qdrant_url and not self.qdrant_url.startswith(("http://", "https://")):
-            raise ConfigError(f"QDRANT_URL={self.qdrant_url!r} must start with http:// or https://")
+        if self.qdrant_url and not all(
+            u.strip().startswith(("http://", "https://"))
+            for u in self.qdrant_url.split(",")
+            if u.strip()
+        ):
+            raise ConfigError(
+                f"QDRANT_URL={self.qdrant_url!r} must start with http:// or https:// (several "
+                f"nodes of one cluster: separated by commas, each with its scheme)"
+            )
+        if self.qdrant_write_consistency > self.qdrant_replication:
+            raise ConfigError(
+                f"MNEME_QDRANT_WRITE_CONSISTENCY={self.qdrant_write_consistency} exceeds "
+                f"MNEME_QDRANT_REPLICATION={self.qdrant_replication}: a write cannot be applied by "
+                f"more replicas than there are; lower it (1 is the default)"
+            )
         if self.server_url and not self.server_url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"MNEME_SERVER_URL={self.server_url!r} must start with http:// or https://"

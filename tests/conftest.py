@@ -3,6 +3,10 @@ once per session, and `services` over real stores for each graph backend.
 
 Neo4j runs only when NEO4J_URI is set (`make test` starts it with tools/neo4j/neo4j.sh). Without
 it the neo4j parameter is skipped loudly, except under CI=true, where it fails.
+
+A Qdrant server (`qdrant_server`): the one at QDRANT_TEST_URL (`make test` starts one with
+tools/qdrant/qdrant.sh), else one started for the session from the binary (../shared/bin/qdrant
+or MNEME_QDRANT_BIN); with neither, every test that needs it fails saying what it needs.
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from bench.qdrant_nodes import NEEDED as QDRANT_NEEDED
+from bench.qdrant_nodes import Nodes, binary
 from memory.embeddings.embedders import Embedder, build_embedder
 from memory.services import ChatModels, Services, set_services
 from memory.settings import Settings
@@ -47,6 +54,87 @@ def require_neo4j() -> None:
     if IN_CI:
         pytest.fail("CI=true but NEO4J_URI is not set: .ci/run must start Neo4j")
     pytest.skip(NEO4J_MISSING)
+
+
+@dataclass(frozen=True, slots=True)
+class QdrantServer:
+    """A Qdrant server the tests may use (and whose collections they may delete)."""
+
+    url: str
+    api_key: str | None
+    grpc_port: int
+
+    def index_args(self, *, grpc: bool = False) -> dict[str, object]:
+        """`QdrantIndex.open` keyword arguments for this server, over REST or gRPC."""
+        return {"api_key": self.api_key, "prefer_grpc": grpc, "grpc_port": self.grpc_port}
+
+    def settings(self, *, grpc: bool = False) -> dict[str, object]:
+        """`Settings` overrides that point mneme at this server."""
+        return {
+            "qdrant_url": self.url,
+            "qdrant_path": None,
+            "qdrant_api_key": self.api_key,
+            "qdrant_prefer_grpc": grpc,
+            "qdrant_grpc_port": self.grpc_port,
+        }
+
+
+def require_qdrant_binary() -> Path:
+    """The Qdrant binary (tests that start their own nodes: a cluster, a node to kill); fails
+    saying what is needed when there is none."""
+    found = binary()
+    if found is None:
+        pytest.fail(f"this test starts its own Qdrant nodes: {QDRANT_NEEDED}", pytrace=False)
+    return found
+
+
+@pytest.fixture(scope="session")
+def qdrant_server() -> Iterator[QdrantServer]:
+    """The session's Qdrant server: QDRANT_TEST_URL, else one started from the binary."""
+    url = os.environ.get("QDRANT_TEST_URL")
+    if url:
+        yield QdrantServer(
+            url,
+            os.environ.get("QDRANT_TEST_API_KEY") or None,
+            int(os.environ.get("QDRANT_TEST_GRPC_PORT") or 6334),
+        )
+        return
+    if binary() is None:
+        pytest.fail(QDRANT_NEEDED, pytrace=False)
+    nodes = Nodes.create().start()
+    try:
+        node = nodes.nodes[0]
+        yield QdrantServer(node.url, nodes.api_key, node.grpc_port)
+    finally:
+        nodes.stop()
+
+
+async def wipe_qdrant(server: QdrantServer, keep: tuple[str, int] | None = None) -> None:
+    """Empty the test server: delete every collection, except that those of embedder `keep`
+    (fingerprint, dimension) are kept with no points in them (creating a collection on a
+    server takes about half a second; emptying one, milliseconds)."""
+    from qdrant_client import AsyncQdrantClient, models
+
+    client = AsyncQdrantClient(
+        url=server.url,
+        headers={"api-key": server.api_key} if server.api_key else None,
+        check_compatibility=False,
+    )
+    try:
+        for collection in (await client.get_collections()).collections:
+            if keep is not None and collection.name.endswith(f"__{keep[0]}"):
+                info = await client.get_collection(collection.name)
+                vectors = info.config.params.vectors
+                sizes = {v.size for v in vectors.values()} if isinstance(vectors, dict) else set()
+                if sizes != {keep[1]}:
+                    await client.delete_collection(collection.name)
+                    continue
+                everything = models.FilterSelector(filter=models.Filter())
+                await client.delete(collection.name, points_selector=everything, wait=True)
+            else:
+                await client.delete_collection(collection.name)
+    finally:
+        await client.close()
 
 
 @pytest.fixture(scope="session")

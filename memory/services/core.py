@@ -53,10 +53,20 @@ async def open_vector_index(settings: Settings, *, fingerprint: str, dim: int) -
 
         return await EdgeIndex.open(location, fingerprint=fingerprint, dim=dim)
     from memory.stores.qdrant import QdrantIndex
+    from memory.stores.qdrant_server import Layout
 
     return await QdrantIndex.open(
         location,
         api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
+        prefer_grpc=settings.qdrant_prefer_grpc,
+        grpc_port=settings.qdrant_grpc_port,
+        layout=Layout(
+            shards=settings.qdrant_shards,
+            replication_factor=settings.qdrant_replication,
+            write_consistency=settings.qdrant_write_consistency,
+            per_tenant_hnsw=settings.qdrant_per_tenant_hnsw,
+            tenant_shards=settings.qdrant_tenant_shards,
+        ),
         fingerprint=fingerprint,
         dim=dim,
         timeout_s=settings.connect_timeout_s,

@@ -162,6 +162,8 @@ async def _check_schema(services: Services, report: DoctorReport) -> None:
         f"{status.backend} at {status.location}: {counts or 'no collections'}"
         + (f"; {status.durability}" if status.durability else ""),
     )
+    if status.cluster is not None:
+        report.add("vector cluster", status.cluster_ok, status.cluster)
     try:
         check_not_legacy(services.settings)
     except SchemaMismatch as exc:

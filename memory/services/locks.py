@@ -4,7 +4,7 @@ Read-modify-write sequences on one tenant's beliefs, sponge state, thread layers
 summaries must not interleave within a process, one tenant reflects once at a time, and one
 tenant consolidates once at a time (a scheduled run and a Studio run never overlap). Across
 processes the stores' own transactions and idempotent writes keep them safe, and consolidation
-also holds a lease in the graph store (`memory.sleep.leases`).
+and bookkeeping also hold a lease in the graph store (`memory.sleep.leases`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-LockKind = Literal["beliefs", "sponge", "reflection", "thread", "consolidation", "sessions"]
+LockKind = Literal[
+    "beliefs", "sponge", "reflection", "thread", "consolidation", "sessions", "bookkeeping"
+]
 
 
 class TenantLocks:

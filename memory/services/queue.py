@@ -10,6 +10,13 @@ composition root (the server's lifespan, the CLI, `serve.api.Memory.open`, the h
 tests' fixtures) gives it the bookkeeping graph's runner, `graph.bookkeeping.run_episode`; the
 memory layer never imports the graphs. Without a pipeline, submitted episodes stay `pending`
 for the sweep of a process that has one.
+
+Several processes (replicas of the server) may share one memory. Bookkeeping reads and rewrites
+a tenant's beliefs, thread layers and session summaries, so a tenant's episodes are bookkept by
+one process at a time: each run holds the tenant's `bookkeeping` lease in the graph store
+(`memory.sleep.leases`, `MNEME_BOOKKEEPING_LEASE_S`) besides the process's own lock. A run that finds
+the lease held waits for it (`LEASE_WAIT_S`), then leaves the episode to a later sweep without
+counting a failure; a killed holder's lease frees itself within its length.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from memory.schema import Episode
+from memory.sleep.leases import Busy, holding
 from memory.write import quarantine
 from memory.write.episodes import SweepReport, drain_outbox, sweep
 
@@ -32,6 +41,12 @@ log = logging.getLogger("mneme.queue")
 
 QUEUE_SIZE = 256
 SWEEP_INTERVAL_S = 300.0
+BOOKKEEPING = "bookkeeping"
+"""The lease a bookkeeping run holds on its tenant (one process at a time)."""
+LEASE_WAIT_S = 60.0
+"""How long a run waits for another process's hold on the tenant before leaving the episode to
+a later sweep."""
+LEASE_POLL_S = 0.25
 
 Pipeline = Callable[["Services", str, str], Awaitable[object]]
 """Bookkeeping of one episode: `(services, tenant, episode uid)`."""
@@ -46,6 +61,8 @@ class QueueStats:
     processed: int = 0
     failed: int = 0
     swept: int = 0
+    deferred: int = 0
+    """Runs left to a later sweep because another process held the tenant's lease throughout."""
     errors: list[str] = field(default_factory=list)
 
 
@@ -115,12 +132,33 @@ class BookkeepingQueue:
         self.stats.submitted += 1
         return True
 
+    async def bookkeep(self, pipeline: Pipeline, tenant: str, uid: str) -> None:
+        """Run `pipeline` on one episode holding the tenant's bookkeeping lease (and this
+        process's lock of it); `Busy` when another process held it for `LEASE_WAIT_S`."""
+        ttl = timedelta(seconds=self.services.settings.bookkeeping_lease_s)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LEASE_WAIT_S
+        async with self.services.locks.get("bookkeeping", tenant):
+            while True:
+                try:
+                    async with holding(self.services.graph, tenant, ttl, name=BOOKKEEPING):
+                        await pipeline(self.services, tenant, uid)
+                    return
+                except Busy:
+                    if loop.time() >= deadline:
+                        raise
+                    await asyncio.sleep(LEASE_POLL_S)
+
     async def _run(self, tenant: str, uid: str) -> None:
         assert self.pipeline is not None
         graph = self.services.graph
         try:
-            await self.pipeline(self.services, tenant, uid)
+            await self.bookkeep(self.pipeline, tenant, uid)
             self.stats.processed += 1
+        except Busy as exc:
+            self.stats.deferred += 1
+            log.info("bookkeeping of %s deferred to the sweep: %s", uid, exc)
+            return
         except Exception as exc:
             self.stats.failed += 1
             error = f"{type(exc).__name__}: {exc}"
@@ -157,7 +195,9 @@ class BookkeepingQueue:
                 return
             self._busy.add(episode.uid)
             try:
-                await pipeline(self.services, episode.tenant, episode.uid)
+                await self.bookkeep(pipeline, episode.tenant, episode.uid)
+            except Busy:  # another process bookkeeps this tenant: the next sweep comes back
+                self.stats.deferred += 1
             finally:
                 self._busy.discard(episode.uid)
 

@@ -1,7 +1,8 @@
 """The vector index over Qdrant: one collection per kind and embedder, tenant-filtered search.
 
-Runs against a Qdrant server (`QDRANT_URL`) or qdrant-client's embedded local mode (a directory,
-or `:memory:` in tests). Collections are named `<kind>__<embedder fingerprint>`, so a model swap
+Runs against a Qdrant server or cluster (`QDRANT_URL`, over REST or gRPC; connecting, failing
+over between nodes and the collection layout are `qdrant_server.py`'s) or qdrant-client's
+embedded local mode (a directory, or `:memory:` in tests). Collections are named `<kind>__<embedder fingerprint>`, so a model swap
 is a re-index (`mneme reindex`), never a silent mix of vectors from two models. Every read and
 delete filters on the tenant; point ids are deterministic (callers pass `schema.stable_uid`), so
 upserts are idempotent. Query building lives in `qdrant_query.py`; this module does the I/O.
@@ -17,20 +18,18 @@ import asyncio
 import logging
 import math
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from memory.schema import (
-    DENSE_VECTOR,
-    PAYLOAD_INDEXES,
     SPARSE_VECTOR,
     VECTOR_KINDS,
     VectorKind,
     collection_name,
 )
 from memory.stores.base import (
-    SchemaMismatch,
     SearchRequest,
     SparseVector,
     StoreUnavailable,
@@ -38,6 +37,8 @@ from memory.stores.base import (
     VectorHit,
     VectorPoint,
 )
+from memory.stores.qdrant_collections import QdrantCollections, collection_names
+from memory.stores.qdrant_idf import TERMS_FIELD, TermCounts, weighted
 from memory.stores.qdrant_local import large_local_warning, open_local
 from memory.stores.qdrant_query import (
     clamp_weights,
@@ -46,9 +47,19 @@ from memory.stores.qdrant_query import (
     point_struct,
     tenant_filter,
 )
+from memory.stores.qdrant_server import (
+    Connection,
+    Endpoints,
+    Layout,
+    cluster_health,
+    describe,
+    refused_key,
+)
 from memory.stores.vectors import CollectionStatus, IndexStatus, VectorIndex
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 SCROLL_PAGE = 1024
 UPSERT_BATCH = 256
@@ -59,31 +70,56 @@ TIE_MARGIN = 8
 """Extra results fetched so that ties at the limit are cut by id, as on every backend."""
 
 
-class QdrantIndex(VectorIndex):
+class QdrantIndex(QdrantCollections, VectorIndex):
     """Dense + sparse vectors per kind of memory, for one embedder fingerprint and dimension."""
 
     backend = "qdrant"
 
     def __init__(
-        self, client: AsyncQdrantClient, *, location: str, fingerprint: str, dim: int
+        self,
+        endpoints: Endpoints,
+        *,
+        location: str,
+        fingerprint: str,
+        dim: int,
+        layout: Layout | None = None,
     ) -> None:
-        """Wrap an open client; prefer `QdrantIndex.open`, which checks it answers."""
-        self._client = client
+        """Wrap open clients; prefer `QdrantIndex.open`, which checks they answer."""
+        self._endpoints = endpoints
         self.location = location
         self.fingerprint = fingerprint
         self.dim = dim
         self.server = location.startswith(("http://", "https://"))
+        self.layout = layout or Layout()
+        """How collections this index creates on a server are laid out (shards, replicas,
+        write consistency, per-tenant HNSW); ignored in local mode."""
+        self._all_payload: bool | models.PayloadSelectorExclude = (
+            models.PayloadSelectorExclude(exclude=[TERMS_FIELD]) if self.server else True
+        )
+        """Every payload field callers wrote (on a server, not the IDF's term list)."""
+        self._ordering = models.WriteOrdering.MEDIUM if self.server else None
+        """On a server every write goes through its shard's leader, so two processes updating
+        one point reach every replica in the same order."""
         self._ready = False
         self._closed = False
         self._existing: set[str] = set()
+        self._term_counts = TermCounts()
+        """A server's per-tenant term counts for BM25's IDF (`qdrant_idf`)."""
+        self._custom: set[str] = set()
+        """Collections with tenant shards (custom sharding, `qdrant_shards`)."""
         self.generation = 0
         """Bumped after every write through this index (any kind): a cache key for readers that
         keep copies of the points (in local mode this process is the only writer)."""
 
     @property
     def client(self) -> AsyncQdrantClient:
-        """The underlying client, for read-only maintenance; writes must go through the index."""
-        return self._client
+        """The client in use, for read-only maintenance; writes must go through the index."""
+        return self._endpoints.client
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """Every node this index may talk to (one for a single server or local mode)."""
+        return self._endpoints
 
     @classmethod
     async def open(
@@ -91,164 +127,55 @@ class QdrantIndex(VectorIndex):
         location: str,
         *,
         api_key: str | None = None,
+        prefer_grpc: bool = False,
+        grpc_port: int = 6334,
+        layout: Layout | None = None,
         fingerprint: str,
         dim: int,
         timeout_s: float = 2.0,
     ) -> QdrantIndex:
-        """Open `:memory:`, a local directory or a server URL; raise `StoreUnavailable` with a fix.
+        """Open `:memory:`, a local directory or a server (one URL, or several nodes of one
+        cluster separated by commas); raise `StoreUnavailable` with a fix.
 
         Nothing is created: call `setup()` next.
         """
         if dim <= 0:
             raise ValueError(f"vector dimension must be positive, got {dim}")
         if location.startswith(("http://", "https://")):
-            client = AsyncQdrantClient(
-                url=location,
-                api_key=api_key,
-                timeout=max(REQUEST_TIMEOUT_S, math.ceil(timeout_s)),
-                check_compatibility=False,  # it warns on failure; we check with a real call
+            conn = Connection.parse(
+                location, api_key=api_key, prefer_grpc=prefer_grpc, grpc_port=grpc_port
             )
+            conn.warn_plain_http()
+            timeout = max(REQUEST_TIMEOUT_S, math.ceil(timeout_s))
+            endpoints = Endpoints([(url, conn.client(url, timeout)) for url in conn.urls])
             try:
-                names = await asyncio.wait_for(_collection_names(client), timeout_s)
-            except UnexpectedResponse as exc:
-                await client.close()
-                if exc.status_code in (401, 403):
+                names = await asyncio.wait_for(endpoints.call(collection_names), timeout_s)
+            except Exception as exc:
+                await endpoints.close()
+                if refused_key(exc):
                     raise StoreUnavailable(
-                        f"QDRANT_URL={location} refused the API key (HTTP {exc.status_code}); "
+                        f"QDRANT_URL={location} refused the API key ({describe(exc)}); "
                         f"set QDRANT_API_KEY to the server's key"
                     ) from None
-                raise StoreUnavailable(
-                    f"QDRANT_URL={location} answered HTTP {exc.status_code}; is it a Qdrant "
-                    f"server? Check the URL (e.g. http://localhost:6333)"
-                ) from None
-            except Exception as exc:
-                await client.close()
+                if isinstance(exc, UnexpectedResponse):
+                    raise StoreUnavailable(
+                        f"QDRANT_URL={location} answered HTTP {exc.status_code}; is it a Qdrant "
+                        f"server? Check the URL (e.g. http://localhost:6333)"
+                    ) from None
                 raise StoreUnavailable(
                     f"QDRANT_URL={location} does not answer within {timeout_s:g}s "
-                    f"({type(exc).__name__}: {exc or 'timeout'}); start the Qdrant server "
-                    f"(e.g. `docker compose up -d qdrant`), check QDRANT_API_KEY, or unset "
+                    f"({describe(exc) if str(exc) or not isinstance(exc, TimeoutError) else 'timeout'}); "
+                    f"start the Qdrant server (e.g. `docker compose up -d qdrant`), check "
+                    f"QDRANT_API_KEY{' and QDRANT_GRPC_PORT' if prefer_grpc else ''}, or unset "
                     f"QDRANT_URL to use the embedded local mode"
                 ) from None
         else:
             client = open_local(location)
-            names = await _collection_names(client)
-        index = cls(client, location=location, fingerprint=fingerprint, dim=dim)
+            endpoints = Endpoints([(location, client)])
+            names = await collection_names(client)
+        index = cls(endpoints, location=location, fingerprint=fingerprint, dim=dim, layout=layout)
         index._existing = names
         return index
-
-    # ------------------------------------------------------------------ schema
-
-    async def setup(self, *, rebuild: bool = False) -> None:
-        """Create this embedder's collections and payload indexes; idempotent.
-
-        Raises `SchemaMismatch` when the store holds collections of another embedder and none of
-        this one's (a model swap not yet re-indexed) unless `rebuild` (`mneme reindex` builds them
-        beside the other embedder's, which are kept), or when a same-named collection has another
-        dimension or vector layout.
-        """
-        self._existing = await _collection_names(self._client)
-        foreign = sorted(n for n in self._existing if _is_ours(n) and not self._mine(n))
-        mine = [n for n in self._existing if _is_ours(n) and self._mine(n)]
-        if foreign and not mine and not rebuild:
-            others = sorted({n.split("__", 1)[1] for n in foreign})
-            raise SchemaMismatch(
-                f"the vector index at {self._where()} holds collections of embedder(s) "
-                f"{', '.join(others)} ({', '.join(foreign)}) but the configured embedder is "
-                f"{self.fingerprint}; run `mneme reindex` to build its collections from the graph (the "
-                f"other embedder's stay as they are), or set MNEME_EMBEDDING_MODEL (and "
-                f"MNEME_EMBEDDING_DIM) back to the old model. Vectors of two models are never "
-                f"mixed."
-            )
-        for kind in VECTOR_KINDS:
-            name = collection_name(kind, self.fingerprint)
-            if name in self._existing:
-                await self._check_layout(name)
-            else:
-                await self._create(name)
-            if self.server:
-                await self._payload_indexes(name)
-        self._ready = True
-
-    async def missing_collections(self) -> list[str]:
-        """Collections of this embedder that do not exist yet (for `mneme doctor`)."""
-        self._existing = await _collection_names(self._client)
-        wanted = [collection_name(kind, self.fingerprint) for kind in VECTOR_KINDS]
-        return [name for name in wanted if name not in self._existing]
-
-    async def collections(self) -> list[str]:
-        """Every mneme collection in the store (any embedder), sorted."""
-        self._existing = await _collection_names(self._client)
-        return sorted(n for n in self._existing if _is_ours(n))
-
-    async def drop_collections(self, fingerprint: str | None) -> list[str]:
-        """Drop the collections of one embedder fingerprint, or of every embedder with None.
-
-        For `mneme reindex`: the graph is the source of truth, vectors are rebuilt from it.
-        Returns the dropped names.
-        """
-        dropped = [
-            name
-            for name in await self.collections()
-            if fingerprint is None or name.split("__", 1)[1] == fingerprint
-        ]
-        for name in dropped:
-            await self._client.delete_collection(name)
-        self.generation += 1
-        self._existing -= set(dropped)
-        self._ready = False
-        return dropped
-
-    async def _create(self, name: str) -> None:
-        try:
-            await self._client.create_collection(
-                name,
-                vectors_config={
-                    DENSE_VECTOR: models.VectorParams(
-                        size=self.dim, distance=models.Distance.COSINE
-                    )
-                },
-                sparse_vectors_config={
-                    SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                },
-            )
-        except (UnexpectedResponse, ValueError) as exc:
-            # Another process created it between our listing and now: harmless, check it.
-            if "already exists" not in str(exc):
-                raise
-            await self._check_layout(name)
-        self._existing.add(name)
-
-    async def _check_layout(self, name: str) -> None:
-        params = (await self._client.get_collection(name)).config.params
-        vectors = params.vectors if isinstance(params.vectors, dict) else {}
-        dense = vectors.get(DENSE_VECTOR)
-        sparse = (params.sparse_vectors or {}).get(SPARSE_VECTOR)
-        if (
-            dense is None
-            or sparse is None
-            or dense.distance != models.Distance.COSINE
-            or sparse.modifier != models.Modifier.IDF
-        ):
-            raise SchemaMismatch(
-                f"collection {name} at {self._where()} lacks the cosine {DENSE_VECTOR!r} or the "
-                f"IDF {SPARSE_VECTOR!r} vector; it was not made by this version of mneme: run "
-                f"`mneme reindex`"
-            )
-        if dense.size != self.dim:
-            raise SchemaMismatch(
-                f"collection {name} at {self._where()} holds {dense.size}-dimensional vectors but "
-                f"the embedder {self.fingerprint} produces {self.dim}; run `mneme reindex`, or set "
-                f"MNEME_EMBEDDING_MODEL / MNEME_EMBEDDING_DIM back to the model that built it"
-            )
-
-    async def _payload_indexes(self, name: str) -> None:
-        for field, kind in PAYLOAD_INDEXES.items():
-            schema: models.PayloadSchemaType | models.KeywordIndexParams = (
-                models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
-                if field == "tenant"
-                else models.PayloadSchemaType(kind)
-            )
-            await self._client.create_payload_index(name, field, field_schema=schema, wait=True)
 
     # ------------------------------------------------------------------ writes
 
@@ -258,23 +185,42 @@ class QdrantIndex(VectorIndex):
         Raises `SchemaMismatch` for a dense vector of the wrong dimension and `ValueError` for a
         missing `tenant`/`episode_uid`/`text` payload field or a malformed vector.
         """
-        structs = [point_struct(p, dim=self.dim, fingerprint=self.fingerprint) for p in points]
+        structs = [
+            point_struct(p, dim=self.dim, fingerprint=self.fingerprint, terms=self.server)
+            for p in points
+        ]
         if not structs:
             return
         if not self._ready:
             await self.setup()
         name = collection_name(kind, self.fingerprint)
+        groups: dict[str | None, list[models.PointStruct]] = {}
+        for point, struct in zip(points, structs, strict=True):
+            tenant = str(point.payload["tenant"]) if name in self._custom else None
+            groups.setdefault(tenant, []).append(struct)
         try:
-            for start in range(0, len(structs), UPSERT_BATCH):
-                batch = structs[start : start + UPSERT_BATCH]
-                if self.server:
-                    await self._client.upsert(name, points=batch, wait=True)
-                    continue
-                # Local mode runs synchronously inside the coroutine: catching warnings is safe.
-                with large_local_warning(self.location):
-                    await self._client.upsert(name, points=batch, wait=True)
+            for tenant, group in groups.items():
+                for start in range(0, len(group), UPSERT_BATCH):
+                    await self._write(name, tenant, group[start : start + UPSERT_BATCH])
         finally:  # even a partial write invalidates cached copies
             self.generation += 1
+
+    async def _write(self, name: str, tenant: str | None, batch: list[models.PointStruct]) -> None:
+        if self.server:
+            routing = self._routing(name, tenant)
+            await self._call(
+                lambda c: c.upsert(
+                    name,
+                    points=batch,
+                    wait=True,
+                    shard_key_selector=routing,
+                    ordering=self._ordering,
+                )
+            )
+            return
+        # Local mode runs synchronously inside the coroutine: catching warnings is safe.
+        with large_local_warning(self.location):
+            await self.client.upsert(name, points=batch, wait=True)
 
     async def delete_by_episode(
         self, tenant: str, episode_uid: str, kinds: Iterable[VectorKind] | None = None
@@ -282,29 +228,36 @@ class QdrantIndex(VectorIndex):
         """Delete every point of the episode in the given kinds (all kinds by default)."""
         flt = tenant_filter(tenant, episode_uid=episode_uid)
         for kind in kinds or VECTOR_KINDS:
-            await self._delete(kind, flt)
+            await self._delete(kind, tenant, flt)
 
     async def delete_stale(
         self, kind: VectorKind, tenant: str, episode_uid: str, keep_ids: Sequence[str]
     ) -> None:
         """Delete the episode's points of `kind` whose ids are not in `keep_ids`."""
         await self._delete(
-            kind, tenant_filter(tenant, episode_uid=episode_uid, exclude_ids=keep_ids)
+            kind, tenant, tenant_filter(tenant, episode_uid=episode_uid, exclude_ids=keep_ids)
         )
 
     async def delete_points(self, kind: VectorKind, tenant: str, ids: Sequence[str]) -> None:
         """Delete points by id, only those of the tenant."""
         if not ids:
             return
-        await self._delete(kind, tenant_filter(tenant, ids=ids))
+        await self._delete(kind, tenant, tenant_filter(tenant, ids=ids))
 
-    async def _delete(self, kind: VectorKind, flt: models.Filter) -> None:
+    async def _delete(self, kind: VectorKind, tenant: str, flt: models.Filter) -> None:
         name = collection_name(kind, self.fingerprint)
-        if name not in self._existing:
+        if not await self._exists([name]):
             return
+        routing = self._routing(name, tenant)
         try:
-            await self._client.delete(
-                name, points_selector=models.FilterSelector(filter=flt), wait=True
+            await self._call(
+                lambda c: c.delete(
+                    name,
+                    points_selector=models.FilterSelector(filter=flt),
+                    wait=True,
+                    shard_key_selector=routing,
+                    ordering=self._ordering,
+                )
             )
         finally:
             self.generation += 1
@@ -356,46 +309,54 @@ class QdrantIndex(VectorIndex):
         hits carry."""
         for r in requests:
             self.check_query(r.dense, r.limit)
-        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=tenant_filter(tenant)))
-        by_collection: dict[str, list[tuple[int, models.QueryRequest, float]]] = {}
-        for i, r in enumerate(requests):
-            name = collection_name(r.kind, self.fingerprint)
-            if (
+        existing = await self._exists(collection_name(r.kind, self.fingerprint) for r in requests)
+        live = [
+            (i, r, collection_name(r.kind, self.fingerprint))
+            for i, r in enumerate(requests)
+            if not (
                 r.filter is not None
                 and r.filter.episode_uids is not None
                 and not r.filter.episode_uids
-            ):
-                continue
-            if name not in self._existing or (
-                r.dense is None and (r.sparse is None or not r.sparse.indices)
-            ):
-                continue
+            )
+            and collection_name(r.kind, self.fingerprint) in existing
+            and (r.dense is not None or (r.sparse is not None and r.sparse.indices))
+        ]
+        corpus = tenant_filter(tenant)
+        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus))
+        server_idf = await self._server_idf(tenant, corpus, live) if self.server else {}
+        by_collection: dict[str, list[tuple[int, models.QueryRequest, float]]] = {}
+        for i, r, name in live:
+            sparse = r.sparse
+            if self.server and sparse is not None and sparse.indices:
+                sparse = weighted(sparse, server_idf[name])
             flt = tenant_filter(tenant, r.filter or VectorFilter())
             plan = plan_search(
                 dense=r.dense,
-                sparse=r.sparse,
+                sparse=sparse,
                 limit=r.limit,
                 flt=flt,
                 score_threshold=r.score_threshold,
                 weights=clamp_weights(r.signal_weights),
                 filter_prefetches=self.server,
             )
+            local_idf = not self.server
             query = models.QueryRequest(
                 query=plan.query,
                 using=plan.using,
-                prefetch=_sparse_params(plan.prefetch, idf),
+                prefetch=_sparse_params(plan.prefetch, idf) if local_idf else plan.prefetch,
                 filter=flt,
-                params=idf if plan.using == SPARSE_VECTOR else None,
+                params=idf if local_idf and plan.using == SPARSE_VECTOR else None,
                 score_threshold=plan.score_threshold,
                 limit=r.limit + TIE_MARGIN,
-                with_payload=list(r.fields) if r.fields is not None else True,
+                with_payload=list(r.fields) if r.fields is not None else self._all_payload,
+                shard_key=self._routing(name, tenant),
             )
             by_collection.setdefault(name, []).append((i, query, plan.scale))
         out: list[list[VectorHit]] = [[] for _ in requests]
-        for name, planned in by_collection.items():
-            responses = await self._client.query_batch_points(
-                name, requests=[query for _, query, _ in planned]
-            )
+
+        async def run(name: str, planned: list[tuple[int, models.QueryRequest, float]]) -> None:
+            batch = [query for _, query, _ in planned]
+            responses = await self._call(lambda c: c.query_batch_points(name, requests=batch))
             for (i, _, scale), response in zip(planned, responses, strict=True):
                 hits = [
                     VectorHit(str(p.id), float(p.score) * scale, decode_payload(p.payload))
@@ -403,7 +364,34 @@ class QdrantIndex(VectorIndex):
                 ]
                 hits.sort(key=lambda h: (-h.score, h.id))
                 out[i] = hits[: requests[i].limit]
+
+        await asyncio.gather(*(run(name, planned) for name, planned in by_collection.items()))
         return out
+
+    async def _server_idf(
+        self, tenant: str, corpus: models.Filter, live: list[tuple[int, SearchRequest, str]]
+    ) -> dict[str, dict[int, float]]:
+        """Each collection's IDF of the sparse terms its requests ask for (`qdrant_idf`)."""
+        terms: dict[str, set[int]] = {}
+        for _, r, name in live:
+            if r.sparse is not None and r.sparse.indices:
+                terms.setdefault(name, set()).update(r.sparse.indices)
+        names = list(terms)
+        found = await asyncio.gather(
+            *(
+                self._term_counts.idf(
+                    self._endpoints,
+                    name,
+                    tenant,
+                    corpus,
+                    terms[name],
+                    generation=self.generation,
+                    shard_key=self._routing(name, tenant),
+                )
+                for name in names
+            )
+        )
+        return dict(zip(names, found, strict=True))
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""
@@ -412,22 +400,33 @@ class QdrantIndex(VectorIndex):
 
     async def scroll_points(self, kind: VectorKind, tenant: str) -> list[VectorHit]:
         """Every point of the tenant in `kind` (archived too), by id, with score 0."""
-        records = await self._scroll(kind, tenant, True)
+        records = await self._scroll(kind, tenant, self._all_payload)
         hits = [VectorHit(str(r.id), 0.0, decode_payload(r.payload)) for r in records]
         return sorted(hits, key=lambda h: h.id)
 
     async def _scroll(
-        self, kind: VectorKind, tenant: str | None, payload: bool | list[str]
+        self,
+        kind: VectorKind,
+        tenant: str | None,
+        payload: bool | list[str] | models.PayloadSelectorExclude,
     ) -> list[models.Record]:
         name = collection_name(kind, self.fingerprint)
-        if name not in self._existing:
+        if not await self._exists([name]):
             return []
         flt = tenant_filter(tenant) if tenant is not None else None
+        routing = self._routing(name, tenant)
         records: list[models.Record] = []
         offset: models.ExtendedPointId | None = None
         while True:
-            page, offset = await self._client.scroll(
-                name, scroll_filter=flt, limit=SCROLL_PAGE, offset=offset, with_payload=payload
+            page, offset = await self._call(
+                lambda c, offset=offset: c.scroll(  # type: ignore[misc]
+                    name,
+                    scroll_filter=flt,
+                    limit=SCROLL_PAGE,
+                    offset=offset,
+                    with_payload=payload,
+                    shard_key_selector=routing,
+                )
             )
             records += page
             if offset is None:
@@ -436,22 +435,27 @@ class QdrantIndex(VectorIndex):
     async def count(self, kind: VectorKind, tenant: str) -> int:
         """Number of the tenant's points of `kind`, archived ones included."""
         name = collection_name(kind, self.fingerprint)
-        if name not in self._existing:
+        if not await self._exists([name]):
             return 0
-        result = await self._client.count(name, count_filter=tenant_filter(tenant), exact=True)
+        routing = self._routing(name, tenant)
+        result = await self._call(
+            lambda c: c.count(
+                name, count_filter=tenant_filter(tenant), exact=True, shard_key_selector=routing
+            )
+        )
         return result.count
 
     async def close(self) -> None:
         """Close the client (and release a local directory's lock); safe to call twice."""
         if not self._closed:
             self._closed = True
-            await self._client.close()
+            await self._endpoints.close()
 
     async def describe(self) -> IndexStatus:
         """Backend, collections with point counts, and durability state (for `mneme doctor`)."""
         statuses = []
         for name in await self.collections():
-            info = await self._client.get_collection(name)
+            info = await self._call(lambda c, name=name: c.get_collection(name))  # type: ignore[misc]
             statuses.append(
                 CollectionStatus(
                     name, info.points_count or 0, info.indexed_vectors_count, info.segments_count
@@ -463,6 +467,11 @@ class QdrantIndex(VectorIndex):
             durability = "in memory: nothing survives the process"
         else:
             durability = "local mode commits every point to SQLite before the upsert returns"
+        health = (
+            await cluster_health(self._endpoints, [s.name for s in statuses if self._mine(s.name)])
+            if self.server
+            else None
+        )
         return IndexStatus(
             backend=self.backend,
             location=self.location,
@@ -471,15 +480,9 @@ class QdrantIndex(VectorIndex):
             collections=statuses,
             durability=durability,
             unflushed_writes=None if self.server else 0,
+            cluster=health.detail if health else None,
+            cluster_ok=health.ok if health else True,
         )
-
-    # ------------------------------------------------------------------ helpers
-
-    def _mine(self, name: str) -> bool:
-        return name.split("__", 1)[1] == self.fingerprint
-
-    def _where(self) -> str:
-        return f"QDRANT_URL={self.location}" if self.server else repr(self.location)
 
 
 def _sparse_params(
@@ -499,12 +502,3 @@ def _sparse_params(
         )
         for p in prefetch
     ]
-
-
-def _is_ours(name: str) -> bool:
-    kind, sep, rest = name.partition("__")
-    return bool(sep and rest) and kind in VECTOR_KINDS
-
-
-async def _collection_names(client: AsyncQdrantClient) -> set[str]:
-    return {c.name for c in (await client.get_collections()).collections}

@@ -23,6 +23,7 @@ from memory.schema import (
     clean_text,
 )
 from memory.stores.base import SchemaMismatch, SparseVector, VectorFilter, VectorPoint
+from memory.stores.qdrant_idf import TERMS_FIELD
 from memory.tenant import tenant_id
 
 RRF_K = 60
@@ -201,11 +202,14 @@ def plan_search(
 # --------------------------------------------------------------------------- points
 
 
-def point_struct(point: VectorPoint, *, dim: int, fingerprint: str) -> models.PointStruct:
+def point_struct(
+    point: VectorPoint, *, dim: int, fingerprint: str, terms: bool = False
+) -> models.PointStruct:
     """Validate a point and convert it; raise before anything is written.
 
     A dense vector of the wrong length is a `SchemaMismatch` (another embedder made it); a bad
     id, payload or vector is a `ValueError`. An empty sparse vector is left out of the point.
+    With `terms` (a server) the payload also lists the sparse term ids (`qdrant_idf`).
     """
     if len(point.dense) != dim:
         raise SchemaMismatch(
@@ -243,7 +247,10 @@ def point_struct(point: VectorPoint, *, dim: int, fingerprint: str) -> models.Po
                 f"value each); build it with memory.text.sparse.encode_document"
             )
         vector = {DENSE_VECTOR: dense, SPARSE_VECTOR: sparse_model(sparse)}
-    return models.PointStruct(id=point.id, vector=vector, payload=encode_payload(point.payload))
+    payload = encode_payload(point.payload)
+    if terms:
+        payload[TERMS_FIELD] = sorted(sparse.indices) if sparse is not None else []
+    return models.PointStruct(id=point.id, vector=vector, payload=payload)
 
 
 # --------------------------------------------------------------------------- payloads

@@ -72,6 +72,11 @@ class IndexStatus:
     """How writes reach the disk, in a sentence (WAL, flush state)."""
     unflushed_writes: int | None = None
     """Writes acknowledged (in the WAL) since the last flush of the segments; None if unknown."""
+    cluster: str | None = None
+    """A Qdrant cluster's peers and replicas in a sentence (None: not a cluster)."""
+    cluster_ok: bool = True
+    """False when the cluster has no leader, a replica is not Active, a node does not answer
+    or two replicas of a shard disagree."""
 
 
 class VectorIndex(ABC):

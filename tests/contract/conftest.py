@@ -4,7 +4,9 @@ only, no mocks.
 - `sqlite`: a fresh file per test (setup included, so every test also exercises setup).
 - `neo4j`: the server at NEO4J_URI, opened and set up once per session, wiped before each test.
   Without NEO4J_URI the neo4j parameter is skipped loudly; with CI=true it fails instead.
-- vectors (`open_index`): qdrant-client local mode and Qdrant Edge, both in-process, always run.
+- vectors (`open_index`): qdrant-client local mode and Qdrant Edge, both in-process, and a real
+  Qdrant server over REST and over gRPC with an API key (`qdrant_server` in tests/conftest.py:
+  the server `make test` starts, or one from the binary; without either those tests fail).
 
 Every test states exact expected values, so both backends must return identical results.
 """
@@ -23,6 +25,7 @@ from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.sqlite import SqliteGraphStore
 from memory.stores.vectors import VectorIndex
+from tests.conftest import QdrantServer, wipe_qdrant
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 NEO4J_MISSING = "Neo4j not tested: start it with tools/neo4j/neo4j.sh start (then export NEO4J_URI)"
@@ -83,8 +86,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 # --------------------------------------------------------------------------- vector indexes
 
-VECTOR_BACKENDS = ("qdrant-local", "qdrant-edge")
-"""qdrant-client's local mode (in memory, or a directory) and Qdrant Edge (a directory)."""
+VECTOR_BACKENDS = ("qdrant-local", "qdrant-edge", "qdrant-server", "qdrant-server-grpc")
+"""qdrant-client's local mode (in memory, or a directory), Qdrant Edge (a directory), and a
+Qdrant server over REST and over gRPC."""
 
 OpenIndex = Callable[..., Awaitable[VectorIndex]]
 
@@ -96,17 +100,31 @@ def vector_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest_asyncio.fixture
-async def open_index(vector_backend: str, tmp_path: Path) -> AsyncIterator[OpenIndex]:
+async def open_index(
+    vector_backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[OpenIndex]:
     """`await open_index(fingerprint, dim, path=None)`: an index of the backend under test.
 
     Without a path it is fresh (local mode in memory, Edge in a new temporary directory); with
-    one it lives on disk there. Everything opened is closed after the test.
+    one it lives on disk there. On the server every path is the same server, emptied before the
+    test (the collections of the first index's embedder are kept, without points). Everything
+    opened is closed after the test.
     """
     opened: list[VectorIndex] = []
+    server: QdrantServer | None = None
+    if vector_backend.startswith("qdrant-server"):
+        server = request.getfixturevalue("qdrant_server")
 
     async def open_(fingerprint: str, dim: int, path: Path | None = None) -> VectorIndex:
         index: VectorIndex
-        if vector_backend == "qdrant-local":
+        if server is not None:
+            if not opened:  # the test's first index: the collections it finds are its own
+                await wipe_qdrant(server, keep=(fingerprint, dim))
+            grpc = vector_backend.endswith("grpc")
+            index = await QdrantIndex.open(
+                server.url, fingerprint=fingerprint, dim=dim, **server.index_args(grpc=grpc)
+            )
+        elif vector_backend == "qdrant-local":
             location = str(path) if path is not None else ":memory:"
             index = await QdrantIndex.open(location, fingerprint=fingerprint, dim=dim)
         else:

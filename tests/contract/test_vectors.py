@@ -1,13 +1,15 @@
 """The vector index contract (`memory.stores.vectors.VectorIndex`) on every vector backend.
 
-qdrant-client local mode and Qdrant Edge, with real all-MiniLM-L6-v2 embeddings and the real
-sparse encoder; `test_backends_agree` runs one workload on both and compares them point by point.
+qdrant-client local mode, Qdrant Edge and a real Qdrant server (over REST and over gRPC, with an
+API key), with real all-MiniLM-L6-v2 embeddings and the real sparse encoder;
+`test_backends_agree` runs one workload on every one of them and compares them point by point.
 Edge-only at the end: a killed writer loses no acknowledged point.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -34,6 +36,7 @@ from memory.stores.qdrant_edge import EdgeIndex
 from memory.stores.vectors import SCORE_TOLERANCE, VectorIndex
 from memory.tenant import InvalidTenant
 from memory.text.sparse import encode_document, encode_query
+from tests.conftest import QdrantServer, wipe_qdrant
 from tests.contract._support import BAD_TENANTS
 from tests.contract.conftest import OpenIndex
 
@@ -129,6 +132,8 @@ async def test_reads_before_setup_are_empty_and_upsert_sets_up(
     open_index: OpenIndex, embedder: Embedder, vectors: dict[str, list[float]]
 ) -> None:
     idx = await open_index(embedder.fingerprint, embedder.dim)
+    if isinstance(idx, QdrantIndex) and idx.server:
+        await idx.drop_collections(None)  # the fixture keeps empty ones between tests
     assert len(await idx.missing_collections()) == len(VECTOR_KINDS)
     assert await idx.search("derivatives", "t", dense=vectors["pet"]) == []
     assert await idx.count("derivatives", "t") == 0
@@ -200,12 +205,54 @@ async def test_on_disk_index_persists_across_reopen(
     assert episodes(hits) == ["job"]
 
 
+SHARED_READER = """
+import asyncio, json, sys
+from memory.stores.qdrant import QdrantIndex
+
+async def main(url, key, grpc, fingerprint):
+    index = await QdrantIndex.open(
+        url, api_key=key, prefer_grpc=grpc == "grpc", grpc_port=int(sys.argv[5]),
+        fingerprint=fingerprint, dim=384,
+    )
+    await index.setup()
+    print(json.dumps(sorted(await index.scroll_episode_uids("derivatives", "t"))))
+    await index.close()
+
+asyncio.run(main(*sys.argv[1:5]))
+"""
+
+
 async def test_a_directory_held_by_another_process_is_a_clear_error(
-    vector_backend: str, open_index: OpenIndex, tmp_path: Path, embedder: Embedder
+    vector_backend: str,
+    open_index: OpenIndex,
+    tmp_path: Path,
+    embedder: Embedder,
+    vectors: dict[str, list[float]],
+    request: pytest.FixtureRequest,
 ) -> None:
     path = tmp_path / "vectors"
     holder = await open_index(embedder.fingerprint, embedder.dim, path)
     await holder.setup()
+    if vector_backend.startswith("qdrant-server"):
+        # A server is what several processes share: another one opens it and reads our points.
+        await load_corpus(holder, "t", vectors)
+        server = request.getfixturevalue("qdrant_server")
+        transport = "grpc" if vector_backend.endswith("grpc") else "http"
+        args = [server.url, server.api_key or "", transport, embedder.fingerprint]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            SHARED_READER,
+            *args,
+            str(server.grpc_port),
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        assert json.loads(out) == sorted(CORPUS)
+        return
     cls = {"qdrant-local": "qdrant:QdrantIndex", "qdrant-edge": "qdrant_edge:EdgeIndex"}
     module, name = cls[vector_backend].split(":")
     code = (
@@ -802,14 +849,25 @@ def _same_payload(a: dict[str, object], b: dict[str, object]) -> bool:
     )
 
 
-async def test_backends_agree(tmp_path: Path) -> None:
-    """One workload on every backend: same ids in the same order, scores within tolerance."""
+async def test_backends_agree(tmp_path: Path, qdrant_server: QdrantServer) -> None:
+    """One workload on every backend: same ids in the same order, scores within tolerance.
+
+    Local mode is the reference; Edge and the server (REST and gRPC clients of one server,
+    written once through REST) must return what it returns."""
     dim = 32
+    await wipe_qdrant(qdrant_server)
     local = await QdrantIndex.open(":memory:", fingerprint="agree_32", dim=dim)
     edge = await EdgeIndex.open(tmp_path / "edge", fingerprint="agree_32", dim=dim)
+    server = await QdrantIndex.open(
+        qdrant_server.url, fingerprint="agree_32", dim=dim, **qdrant_server.index_args()
+    )
+    grpc = await QdrantIndex.open(
+        qdrant_server.url, fingerprint="agree_32", dim=dim, **qdrant_server.index_args(grpc=True)
+    )
+    others: list[VectorIndex] = [edge, server, grpc]
     try:
         points = _workload(600, dim)
-        for idx in (local, edge):
+        for idx in (local, edge, server):
             await idx.setup()
             await idx.upsert("derivatives", points)
             await idx.delete_by_episode("a", "e3")
@@ -835,26 +893,28 @@ async def test_backends_agree(tmp_path: Path) -> None:
             ):
                 tenant = ("a", "b", "c")[q % 3]
                 want = await local.search("derivatives", tenant, limit=10, **kwargs)  # type: ignore[arg-type]
-                got = await edge.search("derivatives", tenant, limit=10, **kwargs)  # type: ignore[arg-type]
-                assert [h.id for h in got] == [h.id for h in want], kwargs
-                for g, w in zip(got, want, strict=True):
-                    assert g.score == pytest.approx(w.score, abs=SCORE_TOLERANCE), kwargs
-                    assert _same_payload(g.payload, w.payload), kwargs
-                compared += len(want)
-        assert compared > 500
+                for other in others:
+                    got = await other.search("derivatives", tenant, limit=10, **kwargs)  # type: ignore[arg-type]
+                    assert [h.id for h in got] == [h.id for h in want], (other.backend, kwargs)
+                    for g, w in zip(got, want, strict=True):
+                        assert g.score == pytest.approx(w.score, abs=SCORE_TOLERANCE), kwargs
+                        assert _same_payload(g.payload, w.payload), kwargs
+                    compared += len(want)
+        assert compared > 1500
         for tenant in ("a", "b", "c"):
-            assert await edge.count("derivatives", tenant) == await local.count(
-                "derivatives", tenant
-            )
-            mine = await edge.scroll_points("derivatives", tenant)
             theirs = await local.scroll_points("derivatives", tenant)
-            assert [h.id for h in mine] == [h.id for h in theirs]
-            assert all(
-                _same_payload(a.payload, b.payload) for a, b in zip(mine, theirs, strict=True)
-            )
+            for other in others:
+                assert await other.count("derivatives", tenant) == await local.count(
+                    "derivatives", tenant
+                )
+                mine = await other.scroll_points("derivatives", tenant)
+                assert [h.id for h in mine] == [h.id for h in theirs]
+                assert all(
+                    _same_payload(a.payload, b.payload) for a, b in zip(mine, theirs, strict=True)
+                )
     finally:
-        await local.close()
-        await edge.close()
+        for idx in (local, *others):
+            await idx.close()
 
 
 # --------------------------------------------------------------------------- Edge only

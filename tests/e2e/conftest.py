@@ -1,10 +1,9 @@
-"""End-to-end helpers: free ports, a clean environment for child processes, start/stop by pid."""
+"""End-to-end helpers: free ports (`bench.qdrant_nodes.free_port`), a clean environment for child processes, start/stop by pid."""
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,16 +25,6 @@ def neo4j_env() -> dict[str, str]:
             pytest.fail("CI=true but NEO4J_URI is not set")
         pytest.skip("Neo4j not tested: NEO4J_URI is not set (tools/test.sh sets it)")
     return {"MNEME_GRAPH_BACKEND": "neo4j", "NEO4J_URI": uri}
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now (never 2024, which is taken on these machines)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port != 2024:
-            return port
 
 
 def child_env(data_dir: Path, **extra: str) -> dict[str, str]:

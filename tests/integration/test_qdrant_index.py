@@ -1,6 +1,7 @@
 """What is particular to `QdrantIndex` (qdrant-client): server connection failures, the
-server-style query plans, local mode's status. The backend-agnostic contract, local mode
-included, is `tests/contract/test_vectors.py`."""
+server-style query plans, local mode's status. The backend-agnostic contract, local mode and a
+real server included, is `tests/contract/test_vectors.py`; a real server's particulars are
+`test_qdrant_server.py`."""
 
 from __future__ import annotations
 
@@ -126,7 +127,8 @@ async def test_server_style_plans_give_the_same_results(
 ) -> None:
     """Server mode repeats the filter on every prefetch; local mode relies on propagation.
 
-    Both plans must be valid requests with identical results (server mode itself cannot run here).
+    Both plans must be valid requests with identical results in local mode (the server itself
+    runs them in the contract suite and `test_qdrant_server.py`).
     """
     await load_corpus(index, "t", vectors)
     await load_corpus(index, "u", vectors)

@@ -13,6 +13,8 @@ ENV_VARS = (
     "MNEME_GRAPH_BACKEND",
     "QDRANT_URL",
     "QDRANT_PATH",
+    "MNEME_QDRANT_REPLICATION",
+    "MNEME_QDRANT_WRITE_CONSISTENCY",
     "MNEME_DATA_DIR",
     "MNEME_EMBEDDING_BASE_URL",
     "MNEME_EMBEDDING_DIM",
@@ -66,6 +68,12 @@ def test_qdrant_memory_and_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QDRANT_URL", "http://localhost:6333")
     assert load_settings().resolved_qdrant_location == "http://localhost:6333"
     assert load_settings().vector_backend == "qdrant"
+    nodes = "http://q1:6333,http://q2:6333, http://q3:6333"  # the nodes of one cluster
+    monkeypatch.setenv("QDRANT_URL", nodes)
+    monkeypatch.setenv("MNEME_QDRANT_REPLICATION", "2")
+    s = load_settings()
+    assert s.resolved_qdrant_location == nodes and s.qdrant_replication == 2
+    assert (s.qdrant_shards, s.qdrant_write_consistency, s.qdrant_per_tenant_hnsw) == (1, 1, True)
 
 
 @pytest.mark.parametrize(
@@ -76,6 +84,11 @@ def test_qdrant_memory_and_url(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"NEO4J_URI": "http://localhost:7474"}, ["NEO4J_URI", "bolt://"]),
         ({"QDRANT_URL": "http://q:6333", "QDRANT_PATH": "/tmp/q"}, ["QDRANT_URL", "QDRANT_PATH"]),
         ({"QDRANT_URL": "q:6333"}, ["QDRANT_URL"]),
+        ({"QDRANT_URL": "http://q1:6333,q2:6333"}, ["QDRANT_URL", "commas"]),
+        (
+            {"QDRANT_URL": "http://q:6333", "MNEME_QDRANT_WRITE_CONSISTENCY": "2"},
+            ["MNEME_QDRANT_WRITE_CONSISTENCY", "MNEME_QDRANT_REPLICATION"],
+        ),
         ({"MNEME_EMBEDDING_BASE_URL": "http://e/v1"}, ["MNEME_EMBEDDING_DIM"]),
         ({"MNEME_SERVER_URL": "127.0.0.1:2025"}, ["MNEME_SERVER_URL", "http://"]),
         ({"MNEME_EMBEDDING_DIM": "-3"}, ["MNEME_EMBEDDING_DIM"]),
