@@ -125,7 +125,6 @@ async def bench_cluster(
     """The whole run (module docstring); `kill_node` None picks one at random."""
     from pydantic import SecretStr
 
-    import graph.bookkeeping  # noqa: F401  (registers the pipeline the sweep runs)
     from graph.bookkeeping import run_episode
     from memory.embeddings.embedders import build_embedder
     from memory.retrieval.recipes import SIMPLE

@@ -60,15 +60,14 @@ def _claim(work: Path, name: str) -> tuple[str, int] | None:
 
 async def main(name: str, work: Path) -> None:
     """Serve turns until `WORK/stop` exists."""
-    import nodes.consolidate as consolidate_node
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
     import graph.bookkeeping as bookkeeping
+    import nodes.sleep as sleep_node
     from graph.agent import builder
     from graph.consolidation import run_consolidation
     from memory.services import Services, set_services
-    from memory.services.queue import register_pipeline
     from memory.settings import load_settings
     from memory.sleep.leases import Busy, holding
 
@@ -82,8 +81,6 @@ async def main(name: str, work: Path) -> None:
         _log(work / f"bookkeeping-{name}", f"{uid} {before} {began:.6f} {time.time():.6f}")
         return result
 
-    register_pipeline(logged)
-
     @asynccontextmanager
     async def held(graph: Any, tenant: str, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         async with holding(graph, tenant, *args, **kwargs) as lease:
@@ -91,9 +88,9 @@ async def main(name: str, work: Path) -> None:
             yield lease
             _log(work / f"consolidation-{name}", f"{tenant} {began:.6f} {time.time():.6f}")
 
-    consolidate_node.holding = held  # type: ignore[attr-defined]
+    sleep_node.holding = held  # type: ignore[attr-defined]
 
-    services = await Services.open(load_settings(), sweep_interval_s=SWEEP_S)
+    services = await Services.open(load_settings(), sweep_interval_s=SWEEP_S, pipeline=logged)
     set_services(services)
     install_faults(services, work / "faults", suffix=f"-{name}")
     services.bookkeeping.start()  # drains the outbox (every replica's dead files) and sweeps

@@ -224,7 +224,6 @@ async def audit(
     """Count what the replicas left, before and after filing and sweeping what waits."""
     from pydantic import SecretStr
 
-    import graph.bookkeeping  # noqa: F401
     from graph.bookkeeping import run_episode
     from memory.schema import Episode, EpisodeStatus
     from memory.services import Services

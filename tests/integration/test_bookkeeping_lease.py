@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import graph.bookkeeping  # noqa: F401  (registers the pipeline)
 import memory.services.queue as queue_module
+from graph.bookkeeping import run_episode
 from memory.embeddings.embedders import Embedder
 from memory.schema import EpisodeStatus
 from memory.services import Services
@@ -26,8 +26,12 @@ from tests.conftest import make_settings
 async def two_replicas(tmp_path: Path, embedder: Embedder) -> tuple[Services, Services]:
     """Two services on one SQLite file (and one in-memory vector index each)."""
     settings = make_settings(tmp_path, sqlite_path=tmp_path / "shared.sqlite3")
-    first = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
-    second = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
+    first = await Services.open(
+        settings, embedder=embedder, sweep_interval_s=None, pipeline=run_episode
+    )
+    second = await Services.open(
+        settings, embedder=embedder, sweep_interval_s=None, pipeline=run_episode
+    )
     return first, second
 
 
