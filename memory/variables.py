@@ -21,6 +21,8 @@ OTHER_VARIABLES = frozenset(
         "MNEME_NEO4J_HEAP",
         "MNEME_NEO4J_START_TIMEOUT",
         "MNEME_NEO4J_STOP_TIMEOUT",
+        "MNEME_QDRANT_BIN",  # tools/qdrant/qdrant.sh and tools/test.sh: the throw-away Qdrant
+        "MNEME_QDRANT_RUN_DIR",
     }
 )
 """`MNEME_*` variables read outside `Settings` (by a command, a notebook or a tool)."""

@@ -72,6 +72,9 @@ TOO_LARGE_FOR_NOW = {
     "memory/schema.py": "stores by composition",
     "memory/stores/neo4j/episodes.py": "stores by composition (memory/stores/ is being rewritten)",
     "memory/stores/qdrant.py": "the Qdrant backend's rework (memory/stores/ is being rewritten)",
+    # Grew past the limit when the first-hour and Qdrant work landed together (issue 28 merge):
+    # one class for every room's settings, to be split by room.
+    "memory/settings.py": "one class for every room's settings; to split by room",
 }
 
 
