@@ -23,6 +23,8 @@ OTHER_VARIABLES = frozenset(
         "MNEME_NEO4J_STOP_TIMEOUT",
         "MNEME_QDRANT_BIN",  # tools/qdrant/qdrant.sh and tools/test.sh: the throw-away Qdrant
         "MNEME_QDRANT_RUN_DIR",
+        "MNEME_QDRANT_LOG_LEVEL",
+        "MNEME_BENCH_TENANTS",  # bench/replicas.py to its worker processes
     }
 )
 """`MNEME_*` variables read outside `Settings` (by a command, a notebook or a tool)."""
