@@ -24,13 +24,18 @@ import os
 import random
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bench.qdrant_nodes import Nodes
+from bench.qdrant_nodes import Node, Nodes
 from bench.write import percentiles
+
+if TYPE_CHECKING:
+    from memory.services import Services
+    from memory.settings import Settings
 
 PROBE = "probe"
 """The tenant written before the kill and only read afterwards."""
@@ -123,16 +128,13 @@ async def bench_cluster(
     work: Path | None = None,
 ) -> ClusterReport:
     """The whole run (module docstring); `kill_node` None picks one at random."""
-    from pydantic import SecretStr
-
     from graph.bookkeeping import run_episode
     from memory.embeddings.embedders import build_embedder
     from memory.retrieval.recipes import SIMPLE
     from memory.retrieval.retrieve import retrieve
-    from memory.schema import Episode, EpisodeStatus, episode_uid
+    from memory.schema import Episode, episode_uid
     from memory.services import Services
     from memory.services.doctor import run_doctor
-    from memory.settings import Settings
     from memory.write.episodes import drain_outbox, remember, sweep
 
     rng = random.Random(seed)
@@ -142,20 +144,7 @@ async def bench_cluster(
     where = work or Path(tempfile.mkdtemp(prefix="mneme-cluster-"))
     report.shards = nodes
     report.replication = min(2, nodes)
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        data_dir=where / "data",
-        graph_backend="neo4j" if neo4j else "sqlite",
-        neo4j_uri=os.environ.get("NEO4J_URI") if neo4j else None,
-        qdrant_path=None,
-        qdrant_url=",".join(cluster.urls),
-        qdrant_api_key=SecretStr(cluster.api_key),
-        qdrant_shards=report.shards,
-        qdrant_replication=report.replication,
-        qdrant_write_consistency=1,
-        llm_base_url=None,
-        embedding_base_url=None,
-    )
+    settings = _settings(cluster, where, report, neo4j)
     own_embedder = embedder is None
     embedder = embedder or build_embedder(settings)
     services = await Services.open(settings, embedder=embedder, sweep_interval_s=None)
@@ -209,14 +198,7 @@ async def bench_cluster(
                 report.searches += 1
                 report.search_failures += not ok
                 if was_down:
-                    report.searches_while_down += 1
-                    report.search_failures_while_down += not ok
-                    question = QUESTIONS[report.probes_while_down % len(QUESTIONS)]
-                    try:
-                        probes.append((question, await ask(PROBE, question)))
-                    except Exception:
-                        probes.append((question, ["(failed)"]))
-                    report.probes_while_down += 1
+                    await _probe_while_down(ask, report, probes, ok)
                 await asyncio.sleep(0.05)
 
         victim = None
@@ -224,19 +206,7 @@ async def bench_cluster(
             victim = cluster.nodes[kill_node if kill_node is not None else rng.randrange(nodes)]
             report.killed = victim.name
         reading = asyncio.create_task(reader())
-        began = time.perf_counter()
-        killed_at = 0.0
-        for i in range(turns):
-            if victim is not None and i == turns // 3:
-                await asyncio.to_thread(cluster.kill, victim)
-                killed_at = time.perf_counter()
-                down.set()
-            if victim is not None and i == 2 * turns // 3:
-                down.clear()
-                report.down_s = round(time.perf_counter() - killed_at, 1)
-                await asyncio.to_thread(cluster.start_node, victim)
-            await write(f"c{i % tenants}", i)
-        report.ingest_turns_per_s = round(turns / (time.perf_counter() - began), 2)
+        await _write_turns(cluster, victim, write, down, report)
         finished.set()
         await reading
         if victim is not None:
@@ -249,35 +219,8 @@ async def bench_cluster(
 
         await drain_outbox(services, submit=False)
         await sweep(services, process=process, retry_quarantined=True)
-        for question, answer in probes:
-            if answer == await ask(PROBE, question):
-                report.probes_complete += 1
-        report.acknowledged = len(acked)
-        episodes = await services.graph.episodes.list_by_status(
-            None, list(EpisodeStatus), 10_000_000
-        )
-        by_uid = {e.uid: e for e in episodes}
-        report.lost = sorted(
-            uid
-            for uid, (_, text) in acked.items()
-            if by_uid.get(uid, None) is None or by_uid[uid].user_text != text
-        )
-        texts = [(e.tenant, e.user_text) for e in episodes]
-        report.duplicates = len(texts) - len(set(texts))
-        report.unprocessed = sum(e.status != EpisodeStatus.PROCESSED for e in episodes)
-        with_vectors = await services.vectors.scroll_episode_uids("derivatives", None)
-        report.without_vectors = len({e.uid for e in episodes if not e.archived} - with_vectors)
-        report.failovers = services.vectors.endpoints.failovers  # type: ignore[attr-defined]
-        ms = [m for m, _ in latencies]
-        while_down = [m for m, d in latencies if d]
-        report.search_p50_ms, report.search_p95_ms = (round(x, 1) for x in percentiles(ms))
-        if while_down:
-            report.search_p95_while_down_ms = round(percentiles(while_down)[1], 1)
-        status = await services.vectors.describe()
-        report.replicas_consistent = status.cluster_ok
-        rate, p50, p95 = await vector_path(services.vectors, services.embedder.dim, seed)
-        report.vector_upsert_points_per_s = round(rate)
-        report.vector_search_p50_ms, report.vector_search_p95_ms = round(p50, 2), round(p95, 2)
+        report.probes_complete = sum([answer == await ask(PROBE, q) for q, answer in probes])
+        await _tally(services, report, acked, latencies, seed)
     finally:
         await services.close()
         if own_embedder:
@@ -292,6 +235,107 @@ async def bench_cluster(
     report.machine = f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}"
     report.seconds = round(time.perf_counter() - started, 1)
     return report
+
+
+async def _probe_while_down(
+    ask: Callable[[str, str], Awaitable[list[str]]],
+    report: ClusterReport,
+    probes: list[tuple[str, list[str]]],
+    ok: bool,
+) -> None:
+    """Count a search made while a node is down, and ask the probe tenant one question whose
+    answer is compared with the one after recovery."""
+    report.searches_while_down += 1
+    report.search_failures_while_down += not ok
+    question = QUESTIONS[report.probes_while_down % len(QUESTIONS)]
+    try:
+        probes.append((question, await ask(PROBE, question)))
+    except Exception:
+        probes.append((question, ["(failed)"]))
+    report.probes_while_down += 1
+
+
+async def _write_turns(
+    cluster: Nodes,
+    victim: Node | None,
+    write: Callable[[str, int], Awaitable[None]],
+    down: asyncio.Event,
+    report: ClusterReport,
+) -> None:
+    """Write the run's turns round the tenants, `victim` (if any) killed for the middle third."""
+    turns, tenants = report.turns, report.tenants
+    began = time.perf_counter()
+    killed_at = 0.0
+    for i in range(turns):
+        if victim is not None and i == turns // 3:
+            await asyncio.to_thread(cluster.kill, victim)
+            killed_at = time.perf_counter()
+            down.set()
+        if victim is not None and i == 2 * turns // 3:
+            down.clear()
+            report.down_s = round(time.perf_counter() - killed_at, 1)
+            await asyncio.to_thread(cluster.start_node, victim)
+        await write(f"c{i % tenants}", i)
+    report.ingest_turns_per_s = round(turns / (time.perf_counter() - began), 2)
+
+
+def _settings(cluster: Nodes, where: Path, report: ClusterReport, neo4j: bool) -> Settings:
+    """The settings of the run: the cluster's nodes for vectors, SQLite (or Neo4j) for the graph."""
+    from pydantic import SecretStr
+
+    from memory.settings import Settings
+
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        data_dir=where / "data",
+        graph_backend="neo4j" if neo4j else "sqlite",
+        neo4j_uri=os.environ.get("NEO4J_URI") if neo4j else None,
+        qdrant_path=None,
+        qdrant_url=",".join(cluster.urls),
+        qdrant_api_key=SecretStr(cluster.api_key),
+        qdrant_shards=report.shards,
+        qdrant_replication=report.replication,
+        qdrant_write_consistency=1,
+        llm_base_url=None,
+        embedding_base_url=None,
+    )
+
+
+async def _tally(
+    services: Services,
+    report: ClusterReport,
+    acked: dict[str, tuple[str, str]],
+    latencies: list[tuple[float, bool]],
+    seed: int,
+) -> None:
+    """Count into `report` what the stores hold after the run, the search latencies and the
+    vector index's own speed."""
+    from memory.schema import EpisodeStatus
+
+    report.acknowledged = len(acked)
+    episodes = await services.graph.episodes.list_by_status(None, list(EpisodeStatus), 10_000_000)
+    by_uid = {e.uid: e for e in episodes}
+    report.lost = sorted(
+        uid
+        for uid, (_, text) in acked.items()
+        if by_uid.get(uid, None) is None or by_uid[uid].user_text != text
+    )
+    texts = [(e.tenant, e.user_text) for e in episodes]
+    report.duplicates = len(texts) - len(set(texts))
+    report.unprocessed = sum(e.status != EpisodeStatus.PROCESSED for e in episodes)
+    with_vectors = await services.vectors.scroll_episode_uids("derivatives", None)
+    report.without_vectors = len({e.uid for e in episodes if not e.archived} - with_vectors)
+    report.failovers = services.vectors.endpoints.failovers  # type: ignore[attr-defined]
+    ms = [m for m, _ in latencies]
+    while_down = [m for m, d in latencies if d]
+    report.search_p50_ms, report.search_p95_ms = (round(x, 1) for x in percentiles(ms))
+    if while_down:
+        report.search_p95_while_down_ms = round(percentiles(while_down)[1], 1)
+    status = await services.vectors.describe()
+    report.replicas_consistent = status.cluster_ok
+    rate, p50, p95 = await vector_path(services.vectors, services.embedder.dim, seed)
+    report.vector_upsert_points_per_s = round(rate)
+    report.vector_search_p50_ms, report.vector_search_p95_ms = round(p50, 2), round(p95, 2)
 
 
 async def vector_path(index: Any, dim: int, seed: int) -> tuple[float, float, float]:

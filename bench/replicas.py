@@ -148,19 +148,7 @@ def drive(
     (work / "faults").mkdir()
     for i in range(turns):
         (work / "todo" / f"c{i % tenants} {i}").touch()
-    env = _env(work, qdrant, neo4j_uri, tenants)
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    for r in range(replicas):
-        name = f"r{r}"
-        with (work / f"{name}.log").open("ab") as log:
-            procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "bench.replica_worker", name, str(work)],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+    procs = _spawn(work, replicas, _env(work, qdrant, neo4j_uri, tenants))
     victim = "r0" if kill and replicas > 1 else None
     retried = 0
     fault_at, kill_at = turns // 4, turns // 2
@@ -181,34 +169,68 @@ def drive(
             pending = any(r[3] == "outbox" for r in acks.get(victim or "", []))
             ready = pending or total >= 3 * turns // 4
             if victim and total >= kill_at and ready and procs[victim].poll() is None:
-                os.killpg(procs[victim].pid, signal.SIGKILL)
-                procs[victim].wait(timeout=60)
-                # The client retries the turns the dead replica had taken but not answered.
-                answered = {(t, i) for t, i, *_ in acks.get(victim, [])}
-                for path in (work / "taken" / victim).glob("*"):
-                    tenant, number = path.name.rsplit(" ", 1)
-                    if (tenant, int(number)) not in answered:
-                        path.rename(work / "todo" / path.name)
-                        retried += 1
-                (work / "faults" / f"graph-{victim}").unlink(missing_ok=True)
+                retried += _kill(work, procs[victim], victim, acks)
             time.sleep(0.2)
         else:
             raise TimeoutError(f"not every turn was acknowledged within {deadline_s:g} s")
         time.sleep(2 * 3.0)  # two sweeps of the survivors (bench.replica_worker.SWEEP_S)
         (work / "stop").touch()
-        for proc in procs.values():
-            if proc.poll() is None:
-                try:
-                    proc.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+        _wait_stopped(procs)
     finally:
         for proc in procs.values():
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     return victim, retried
+
+
+def _spawn(work: Path, replicas: int, env: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
+    """Start the replica workers `r0`, `r1`, ..., each logging to `work/<name>.log`."""
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    for r in range(replicas):
+        name = f"r{r}"
+        with (work / f"{name}.log").open("ab") as log:
+            procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "bench.replica_worker", name, str(work)],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    return procs
+
+
+def _kill(
+    work: Path,
+    proc: subprocess.Popen[bytes],
+    victim: str,
+    acks: dict[str, list[tuple[str, int, str, str, float]]],
+) -> int:
+    """Kill the replica `victim` and put back the turns it had taken but not answered (the
+    client retries them); how many were put back."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    retried = 0
+    answered = {(t, i) for t, i, *_ in acks.get(victim, [])}
+    for path in (work / "taken" / victim).glob("*"):
+        tenant, number = path.name.rsplit(" ", 1)
+        if (tenant, int(number)) not in answered:
+            path.rename(work / "todo" / path.name)
+            retried += 1
+    (work / "faults" / f"graph-{victim}").unlink(missing_ok=True)
+    return retried
+
+
+def _wait_stopped(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    """Wait for the replicas told to stop; kill one that takes more than two minutes."""
+    for proc in procs.values():
+        if proc.poll() is None:
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
 
 def _tail(path: Path, n: int = 40) -> str:

@@ -233,43 +233,16 @@ def _graph_handler_class() -> type:
         ) -> None:
             if _tracer is None:
                 return
-            from opentelemetry import trace
-
-            meta = metadata or {}
-            node = meta.get("langgraph_node")
+            node = (metadata or {}).get("langgraph_node")
             parent = self.spans.get(parent_run_id) if parent_run_id else None
             if parent is None and node is None and name in ROOTS:
                 graph = str(name)
-                span_name, attrs = ROOTS[graph], {"mneme.graph": graph}
-                if graph == "agent":
-                    attrs |= {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": graph}
-                if graph == "consolidation" and isinstance(inputs, Mapping):
-                    level = inputs.get("level")
-                    if isinstance(level, str) and len(level) <= 16:
-                        attrs["mneme.sleep.level"] = level
-                        span_name = f"sleep {level}"
-                span = _tracer.start_span(span_name, attributes=attrs)
-                self.spans[run_id] = (span, graph, "")
+                self.spans[run_id] = (_graph_span(_tracer, graph, inputs), graph, "")
                 return
             if parent is None or parent[2] or node is None or name != node:
                 return  # not a node of a traced graph (a runnable inside a node, a subgraph)
             parent_span, graph, _ = parent
-            context = trace.set_span_in_context(parent_span)
-            attrs = {"mneme.graph": graph, "mneme.node": node}
-            if graph == "agent" and node in AGENT_NODES:
-                op = AGENT_NODES[node]
-                attrs |= _base(op)
-                if op == "search_memory" and _capture and isinstance(inputs, Mapping):
-                    text = (inputs.get("turn") or {}).get("text")
-                    if isinstance(text, str):
-                        attrs["gen_ai.memory.query.text"] = text
-                span_name = f"{op} {STORE_ID}"
-            elif graph == "agent":
-                span_name = node
-            else:
-                span_name = f"{ROOTS[graph]} {node}"
-                attrs["mneme.stage"] = node
-            span = _tracer.start_span(span_name, context=context, attributes=attrs)
+            span = _node_span(_tracer, parent_span, graph, node, inputs)
             self.spans[run_id] = (span, graph, node)
 
         def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -279,16 +252,8 @@ def _graph_handler_class() -> type:
             span, graph, node = found
             if node:
                 span.set_attributes(counts(outputs))
-                if graph == "agent" and node == "record" and isinstance(outputs, Mapping):
-                    episode = outputs.get("episode") or {}
-                    span.set_attribute(
-                        "gen_ai.memory.record.count", int(bool(episode.get("stored")))
-                    )
-                    if episode.get("uid"):
-                        span.set_attribute("gen_ai.memory.record.id", str(episode["uid"]))
-                if graph == "agent" and node == "retrieve" and isinstance(outputs, Mapping):
-                    found_ = outputs.get("candidates") or []
-                    span.set_attribute("gen_ai.memory.record.count", len(found_))
+                if graph == "agent" and isinstance(outputs, Mapping):
+                    _agent_outputs(span, node, outputs)
             span.end()
 
         def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -307,3 +272,50 @@ def _graph_handler_class() -> type:
 
 def _GraphSpans() -> Any:
     return _graph_handler_class()()
+
+
+def _graph_span(tracer: Tracer, graph: str, inputs: Any) -> Span:
+    """The span of one run of the served graph `graph` (a sleep's carries its level)."""
+    span_name, attrs = ROOTS[graph], {"mneme.graph": graph}
+    if graph == "agent":
+        attrs |= {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": graph}
+    if graph == "consolidation" and isinstance(inputs, Mapping):
+        level = inputs.get("level")
+        if isinstance(level, str) and len(level) <= 16:
+            attrs["mneme.sleep.level"] = level
+            span_name = f"sleep {level}"
+    return tracer.start_span(span_name, attributes=attrs)
+
+
+def _node_span(tracer: Tracer, parent: Span, graph: str, node: str, inputs: Any) -> Span:
+    """The span of one node of a traced graph's run: a memory operation's for the agent's."""
+    from opentelemetry import trace
+
+    context = trace.set_span_in_context(parent)
+    attrs = {"mneme.graph": graph, "mneme.node": node}
+    if graph == "agent" and node in AGENT_NODES:
+        op = AGENT_NODES[node]
+        attrs |= _base(op)
+        if op == "search_memory" and _capture and isinstance(inputs, Mapping):
+            text = (inputs.get("turn") or {}).get("text")
+            if isinstance(text, str):
+                attrs["gen_ai.memory.query.text"] = text
+        span_name = f"{op} {STORE_ID}"
+    elif graph == "agent":
+        span_name = node
+    else:
+        span_name = f"{ROOTS[graph]} {node}"
+        attrs["mneme.stage"] = node
+    return tracer.start_span(span_name, context=context, attributes=attrs)
+
+
+def _agent_outputs(span: Span, node: str, outputs: Mapping[str, Any]) -> None:
+    """The record count and id of the agent's memory nodes, from what they returned."""
+    if node == "record":
+        episode = outputs.get("episode") or {}
+        span.set_attribute("gen_ai.memory.record.count", int(bool(episode.get("stored"))))
+        if episode.get("uid"):
+            span.set_attribute("gen_ai.memory.record.id", str(episode["uid"]))
+    if node == "retrieve":
+        found_ = outputs.get("candidates") or []
+        span.set_attribute("gen_ai.memory.record.count", len(found_))

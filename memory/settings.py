@@ -267,6 +267,13 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
+        self._check_stores()
+        self._check_services()
+        self._check_limits()
+        return self
+
+    def _check_stores(self) -> None:
+        """Refuse a graph or vector store setting that contradicts another or cannot work."""
         if self.graph_backend == "neo4j" and not self.neo4j_uri:
             raise ConfigError(
                 "MNEME_GRAPH_BACKEND=neo4j but NEO4J_URI is not set; set NEO4J_URI "
@@ -303,6 +310,9 @@ class Settings(BaseSettings):
                 f"MNEME_QDRANT_REPLICATION={self.qdrant_replication}: a write cannot be applied by "
                 f"more replicas than there are; lower it (1 is the default)"
             )
+
+    def _check_services(self) -> None:
+        """Refuse a server, embedding or auth setting that cannot work."""
         if self.server_url and not self.server_url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"MNEME_SERVER_URL={self.server_url!r} must start with http:// or https://"
@@ -325,6 +335,9 @@ class Settings(BaseSettings):
                 "MNEME_JWT_SECRET is set but MNEME_JWT_AUDIENCE is not; set the audience your "
                 "issuer puts in `aud` so tokens minted for other services are refused"
             )
+
+    def _check_limits(self) -> None:
+        """Refuse a size, retry or time limit out of its range."""
         if not 1024 <= self.max_message_bytes <= 4_000_000:
             raise ConfigError("MNEME_MAX_MESSAGE_BYTES must be between 1024 and 4000000")
         if self.store_retry_s < 0:
@@ -333,7 +346,6 @@ class Settings(BaseSettings):
             raise ConfigError("MNEME_MAX_ATTEMPTS must be at least 1")
         if not 0 < self.session_gap_h <= 24:
             raise ConfigError("MNEME_SESSION_GAP_H must be more than 0 and at most 24 (hours)")
-        return self
 
     @property
     def resolved_graph_backend(self) -> Literal["sqlite", "neo4j"]:

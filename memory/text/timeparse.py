@@ -123,33 +123,54 @@ def parse_time(text: str, now: datetime) -> Resolution:
     """Resolve the time expressions of `text` against `now` (aware; naive means UTC)."""
     now = (now if now.tzinfo else now.replace(tzinfo=UTC)).astimezone(UTC)
     low = text.lower()
-    today = _day(now)
-    found: list[TimeWindow] = []
-    spans: list[tuple[int, int]] = []
+    found = _Found()
+    # Most specific first: a span already read is not read again by a vaguer expression.
+    _read_dates(low, now, found)
+    _read_months_and_years(low, now, found)
+    _read_relative(low, now, found)
+    asks_when = bool(
+        re.search(r"\b(when|what (?:date|day|time|year|month)|how long ago|since when)\b", low)
+    )
+    anchored = bool(_ANCHORED.search(low))
+    windows = sorted(found.windows, key=lambda w: (w.start, w.end))
+    return Resolution(windows=tuple(windows), anchored=anchored, asks_when=asks_when)
 
-    def add(match: re.Match[str], window: TimeWindow | None) -> None:
+
+class _Found:
+    """The windows read so far and the spans of the text they were read from."""
+
+    def __init__(self) -> None:
+        self.windows: list[TimeWindow] = []
+        self.spans: list[tuple[int, int]] = []
+
+    def add(self, match: re.Match[str], window: TimeWindow | None) -> None:
+        """Keep `window` unless a more specific expression already covers `match`."""
         if window is None:
             return
-        if any(s <= match.start() < e or s < match.end() <= e for s, e in spans):
+        if any(s <= match.start() < e or s < match.end() <= e for s, e in self.spans):
             return  # covered by a more specific expression already read
-        spans.append((match.start(), match.end()))
-        found.append(window)
+        self.spans.append((match.start(), match.end()))
+        self.windows.append(window)
 
-    # "on 7 May 2023", "May 7, 2023", "7 May", "May 7"
+
+def _read_dates(low: str, now: datetime, found: _Found) -> None:
+    """Days of the calendar: "on 7 May 2023", "May 7, 2023", "7 May", "May 7", ISO dates."""
     for m in re.finditer(
         rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b,?\s*(\d{{4}})?", low
     ):
         month = MONTHS[m.group(2)[:3]]
         year = int(m.group(3)) if m.group(3) else _year_of_month(month, now)
-        add(m, _day_window(year, month, int(m.group(1)), m.group(0)))
+        found.add(m, _day_window(year, month, int(m.group(1)), m.group(0)))
     for m in re.finditer(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s*(\d{{4}}))?", low):
         month = MONTHS[m.group(1)[:3]]
         year = int(m.group(3)) if m.group(3) else _year_of_month(month, now)
-        add(m, _day_window(year, month, int(m.group(2)), m.group(0)))
-    # ISO dates
+        found.add(m, _day_window(year, month, int(m.group(2)), m.group(0)))
     for m in re.finditer(r"\b(\d{4})-(\d{2})-(\d{2})\b", low):
-        add(m, _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0)))
-    # "in May 2023", "May 2023", "in May", "last May"
+        found.add(m, _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0)))
+
+
+def _read_months_and_years(low: str, now: datetime, found: _Found) -> None:
+    """Months and years: "in May 2023", "May 2023", "in May", "last May", "in 2022"."""
     for m in re.finditer(rf"\b(?:(last|this|next)\s+)?{_MONTH}\b(?:\s+(?:of\s+)?(\d{{4}}))?", low):
         word = m.group(2)
         if word == "may" and not m.group(1) and not m.group(3):
@@ -157,63 +178,55 @@ def parse_time(text: str, now: datetime) -> Resolution:
             if not before.endswith(("in ", "of ")):
                 continue  # the verb "may"
         month = MONTHS[word[:3]]
-        if m.group(3):
-            year = int(m.group(3))
-        elif m.group(1) == "next":
-            year = _year_of_month(month, now, past=False)
-        elif m.group(1) == "last" and month >= now.month:
-            year = now.year - 1
-        else:
-            year = _year_of_month(month, now)
-        add(m, _month_window(year, month, m.group(0)))
-    # "in 2022", "during 2023"
+        found.add(m, _month_window(_month_year(m, month, now), month, m.group(0)))
     for m in re.finditer(r"\b(?:in|during|of|since|by)\s+((?:19|20)\d{2})\b", low):
         year = int(m.group(1))
-        add(
+        found.add(
             m,
             TimeWindow(
                 datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), m.group(0)
             ),
         )
-    # "N days/weeks/months/years ago"
+
+
+def _month_year(m: re.Match[str], month: int, now: datetime) -> int:
+    """The year of a month expression: written, else the next or the last such month."""
+    if m.group(3):
+        return int(m.group(3))
+    if m.group(1) == "next":
+        return _year_of_month(month, now, past=False)
+    if m.group(1) == "last" and month >= now.month:
+        return now.year - 1
+    return _year_of_month(month, now)
+
+
+def _read_relative(low: str, now: datetime, found: _Found) -> None:
+    """Expressions relative to `now`: "3 days ago", "yesterday", "last week", "last Friday",
+    "this summer", "recently"."""
+    today = _day(now)
     for m in re.finditer(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", low):
-        add(m, _ago(_count(m.group(1)), m.group(2), today, m.group(0)))
-    # "yesterday", "today", "tonight", "the day before yesterday"
+        found.add(m, _ago(_count(m.group(1)), m.group(2), today, m.group(0)))
     for m in re.finditer(
         r"\b(the day before yesterday|yesterday|today|tonight|this morning|this evening)\b", low
     ):
         back = {"the day before yesterday": 2, "yesterday": 1}.get(m.group(1), 0)
         start = today - timedelta(days=back)
-        add(m, TimeWindow(start, start + timedelta(days=1), m.group(0)))
-    # "last/this/next week|month|year|weekend"
+        found.add(m, TimeWindow(start, start + timedelta(days=1), m.group(0)))
     for m in re.finditer(
         r"\b(last|past|previous|this|next|coming)\s+(week|month|year|weekend)\b", low
     ):
-        add(m, _relative_period(m.group(1), m.group(2), now, m.group(0)))
-    # "last Friday", "on Monday"
+        found.add(m, _relative_period(m.group(1), m.group(2), now, m.group(0)))
     for m in re.finditer(rf"\b(last|this|next|on)\s+{_WEEKDAY}\b", low):
-        add(m, _weekday(m.group(1), WEEKDAYS[m.group(2)], today, m.group(0)))
-    # "this summer", "last winter", "in the summer of 2023"
+        found.add(m, _weekday(m.group(1), WEEKDAYS[m.group(2)], today, m.group(0)))
     for m in re.finditer(
         r"\b(?:(last|this|next)\s+|in\s+the\s+|during\s+the\s+)(spring|summer|autumn|fall|winter)\b(?:\s+of\s+(\d{4}))?",
         low,
     ):
-        add(
-            m,
-            _season(
-                m.group(1), m.group(2), int(m.group(3)) if m.group(3) else None, now, m.group(0)
-            ),
-        )
+        year = int(m.group(3)) if m.group(3) else None
+        found.add(m, _season(m.group(1), m.group(2), year, now, m.group(0)))
     # "recently", "lately": the last month
     for m in re.finditer(r"\b(recently|lately|these days)\b", low):
-        add(m, TimeWindow(today - timedelta(days=31), today + timedelta(days=1), m.group(0)))
-
-    asks_when = bool(
-        re.search(r"\b(when|what (?:date|day|time|year|month)|how long ago|since when)\b", low)
-    )
-    anchored = bool(_ANCHORED.search(low))
-    found.sort(key=lambda w: (w.start, w.end))
-    return Resolution(windows=tuple(found), anchored=anchored, asks_when=asks_when)
+        found.add(m, TimeWindow(today - timedelta(days=31), today + timedelta(days=1), m.group(0)))
 
 
 def _day_window(year: int, month: int, day: int, expression: str) -> TimeWindow | None:

@@ -28,62 +28,80 @@ OPS = ("add", "put", "search", "store_search", "get_other", "delete", "export", 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_random_operations_never_cross_tenants(services: Services, seed: int) -> None:
-    rng = random.Random(seed)
-    mem = Memory(services)
-    store = MnemeStore(mem)
-    owned: dict[str, set[str]] = {u: set() for u in USERS}  # episode uids each user wrote
-    keys: dict[str, set[str]] = {u: set() for u in USERS}
+    run = _Run(services, random.Random(seed))
+    for _step in range(24):
+        user, op = run.rng.choice(USERS), run.rng.choice(OPS)
+        others = [u for u in USERS if u != user]
+        await getattr(run, op)(user, others)
+    for user in USERS:
+        await run.mem.erase(user)
+        assert await left_in_stores(services, user) == (0, 0)
 
-    async def mine(user: str, uid: str) -> bool:
+
+class _Run:
+    """One random sequence of operations: what each user wrote, and one method per operation
+    `(user, others)` asserting that nothing of the others reaches `user`."""
+
+    def __init__(self, services: Services, rng: random.Random) -> None:
+        self.services, self.rng = services, rng
+        self.mem = Memory(services)
+        self.store = MnemeStore(self.mem)
+        self.owned: dict[str, set[str]] = {u: set() for u in USERS}  # episode uids each wrote
+        self.keys: dict[str, set[str]] = {u: set() for u in USERS}
+
+    async def mine(self, user: str, uid: str) -> bool:
         try:
-            item = await mem.get(user, uid)
+            item = await self.mem.get(user, uid)
         except NotFound:
             return False
         return item.uid == uid
 
-    for _step in range(24):
-        user, op = rng.choice(USERS), rng.choice(OPS)
-        others = [u for u in USERS if u != user]
-        if op == "add":
-            owned[user] |= set((await mem.add(user, rng.choice(SAID))).uids)
-            await mem.flush()
-        elif op == "put":
-            key = f"k{rng.randrange(3)}"
-            await store.aput((user, "notes"), key, {"text": rng.choice(SAID)})
-            keys[user].add(key)
-            await mem.flush()
-        elif op == "search":
-            for hit in await mem.search(user, rng.choice(SAID)):
-                for uid in hit.sources:
-                    assert await mine(user, uid), (user, uid)
-                    assert not any([await mine(o, uid) for o in others])
-        elif op == "store_search":
-            hits = await store.asearch((user,), query=rng.choice(SAID))
-            assert {h.namespace[0] for h in hits} <= {user}
-            listed = await store.asearch((user, "notes"))
-            assert {i.key for i in listed} <= keys[user]
-        elif op == "get_other":
-            for other in others:
-                for uid in list(owned[other])[:3]:
-                    assert not await mine(user, uid)
-                    with pytest.raises(NotFound):
-                        await mem.delete(user, uid)
-        elif op == "delete" and owned[user]:
-            uid = rng.choice(sorted(owned[user]))
-            if await mine(user, uid):
-                await mem.delete(user, uid)
-            owned[user].discard(uid)
-        elif op == "export":
-            exported = await mem.export(user)
-            theirs = set().union(*(owned[o] for o in others))
-            assert not {e.uid for e in exported.episodes} & theirs
-            assert exported.user == user
-        elif op == "erase":
-            before = {o: await left_in_stores(services, o) for o in others}
-            await mem.erase(user)
-            assert await left_in_stores(services, user) == (0, 0)
-            assert {o: await left_in_stores(services, o) for o in others} == before
-            owned[user], keys[user] = set(), set()
-    for user in USERS:
-        await mem.erase(user)
-        assert await left_in_stores(services, user) == (0, 0)
+    async def add(self, user: str, others: list[str]) -> None:
+        self.owned[user] |= set((await self.mem.add(user, self.rng.choice(SAID))).uids)
+        await self.mem.flush()
+
+    async def put(self, user: str, others: list[str]) -> None:
+        key = f"k{self.rng.randrange(3)}"
+        await self.store.aput((user, "notes"), key, {"text": self.rng.choice(SAID)})
+        self.keys[user].add(key)
+        await self.mem.flush()
+
+    async def search(self, user: str, others: list[str]) -> None:
+        for hit in await self.mem.search(user, self.rng.choice(SAID)):
+            for uid in hit.sources:
+                assert await self.mine(user, uid), (user, uid)
+                assert not any([await self.mine(o, uid) for o in others])
+
+    async def store_search(self, user: str, others: list[str]) -> None:
+        hits = await self.store.asearch((user,), query=self.rng.choice(SAID))
+        assert {h.namespace[0] for h in hits} <= {user}
+        listed = await self.store.asearch((user, "notes"))
+        assert {i.key for i in listed} <= self.keys[user]
+
+    async def get_other(self, user: str, others: list[str]) -> None:
+        for other in others:
+            for uid in list(self.owned[other])[:3]:
+                assert not await self.mine(user, uid)
+                with pytest.raises(NotFound):
+                    await self.mem.delete(user, uid)
+
+    async def delete(self, user: str, others: list[str]) -> None:
+        if not self.owned[user]:
+            return
+        uid = self.rng.choice(sorted(self.owned[user]))
+        if await self.mine(user, uid):
+            await self.mem.delete(user, uid)
+        self.owned[user].discard(uid)
+
+    async def export(self, user: str, others: list[str]) -> None:
+        exported = await self.mem.export(user)
+        theirs = set().union(*(self.owned[o] for o in others))
+        assert not {e.uid for e in exported.episodes} & theirs
+        assert exported.user == user
+
+    async def erase(self, user: str, others: list[str]) -> None:
+        before = {o: await left_in_stores(self.services, o) for o in others}
+        await self.mem.erase(user)
+        assert await left_in_stores(self.services, user) == (0, 0)
+        assert {o: await left_in_stores(self.services, o) for o in others} == before
+        self.owned[user], self.keys[user] = set(), set()
