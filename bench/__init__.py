@@ -1,0 +1,1 @@
+"""Benchmarks and the evaluation harness: `mneme bench ...` and `mneme eval ...`."""

@@ -182,6 +182,7 @@ class Precomputed:
         return getattr(self._inner, name)
 
     async def embed_query(self, text: str) -> Any:
+        """The query's vector, from the cache when it was embedded before."""
         if text in self._vectors:
             return self._vectors[text]
         return await self._inner.embed_query(text)

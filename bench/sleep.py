@@ -263,6 +263,7 @@ class CachedEmbedder(Embedder):
         self.cache: dict[str, Matrix] = {}
 
     async def close(self) -> None:
+        """Close the wrapped embedder."""
         await self.inner.close()
 
     async def _embed_batch(self, texts: list[str]) -> Matrix:

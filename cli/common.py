@@ -47,7 +47,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """Text with control characters (ESC, NUL, ...) shown as `\\xNN` instead of obeyed by the
+    r"""Text with control characters (ESC, NUL, ...) shown as `\xNN` instead of obeyed by the
     terminal; newlines and tabs stay."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 

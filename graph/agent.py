@@ -1,4 +1,4 @@
-"""The agent loop (docs/design.md section 2), one turn per run:
+"""The agent loop (docs/design.md section 2), one turn per run.
 
     START -> record -> route -+- NONE -----------------+-> respond ------+-> remember -> END
                               +- retrieve -> rerank ---+                 |

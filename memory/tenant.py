@@ -1,4 +1,4 @@
-"""The tenant: whose memory a call reads and writes, and the one rule a tenant id follows.
+r"""The tenant: whose memory a call reads and writes, and the one rule a tenant id follows.
 
 A tenant id is a `TenantId`, a `str` that passed `tenant_id`. The rule is the same at every
 entry (the `Memory` API, REST, MCP, the LangGraph store's namespaces, the agent's context, the
@@ -13,7 +13,7 @@ graph-store call and every vector-index read, delete and upsert checks it again)
 - in Unicode normal form NFC, so that one name has one spelling.
 
 An id that breaks the rule is refused with `InvalidTenant`, never cleaned, stripped or
-normalised: a cleaned id names someone else (`"alice\\x00"` without its NUL is `"alice"`), and
+normalised: a cleaned id names someone else (`"alice\x00"` without its NUL is `"alice"`), and
 an id accepted in two spellings is two people (`" ada"` and `"ada"`). Ids are compared exactly,
 so `"Ada"` and `"ada"` are two tenants. Each surface turns `InvalidTenant` into its own error
 (422 over HTTP, a tool error over MCP, a usage error on the command line).

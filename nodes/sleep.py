@@ -56,7 +56,9 @@ class Node(Protocol):
 
     def __call__(
         self, state: ConsolidationState, runtime: Runtime[Context]
-    ) -> Awaitable[dict[str, Any]]: ...
+    ) -> Awaitable[dict[str, Any]]:
+        """Run the stage on `state`; the partial update of the state."""
+        ...
 
 
 @dataclass(kw_only=True)

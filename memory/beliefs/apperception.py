@@ -70,7 +70,7 @@ def _scaled(value: float, scale: float) -> float:
 
 
 def level_of(score: float) -> Level:
-    """low / medium / high by the `LOW` and `HIGH` thresholds."""
+    """The level, low / medium / high, by the `LOW` and `HIGH` thresholds."""
     return "low" if score < LOW else "high" if score >= HIGH else "medium"
 
 

@@ -125,7 +125,7 @@ def move(valence: float, confidence: float, kind: EvidenceKind, magnitude: float
 
 
 def belief_strength(confidence: float, evidence_count: int) -> float:
-    """confidence x (1 + ln(1 + evidence_count) / ln 21): 20 pieces of evidence double it."""
+    """The strength, confidence x (1 + ln(1 + evidence_count) / ln 21): 20 pieces of evidence double it."""
     return clamp(confidence) * (1.0 + math.log1p(max(0, evidence_count)) / math.log(21))
 
 

@@ -258,4 +258,5 @@ def _is_ours(name: str) -> bool:
 
 
 async def collection_names(client: AsyncQdrantClient) -> set[str]:
+    """The names of every collection on the server (mneme's and any other)."""
     return {c.name for c in (await client.get_collections()).collections}

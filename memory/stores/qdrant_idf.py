@@ -68,8 +68,8 @@ class TermCounts:
         generation: int,
         shard_key: models.ShardKeySelector | None = None,
     ) -> dict[int, float]:
-        """idf(t) over the tenant's points of `collection` for each term (`tenant_filter`
-        selects them; `shard_key`: where they are, with tenant shards)."""
+        """The idf of each term over the tenant's points of `collection` (`tenant_filter` selects
+        them; `shard_key`: where they are, with tenant shards)."""
         wanted = sorted(set(terms))
         if not wanted:
             return {}

@@ -109,10 +109,12 @@ class ThreadLayers(BaseModel):
 
     @property
     def empty(self) -> bool:
+        """True when no layer holds anything yet."""
         return not (self.exchanges or self.summary or self.impression)
 
     @property
     def cursor(self) -> tuple[datetime, str] | None:
+        """The last turn the layers cover, as (time, episode uid); None before the first."""
         if self.covered_at is None or self.covered_uid is None:
             return None
         return self.covered_at, self.covered_uid

@@ -244,7 +244,7 @@ _registry_lock = threading.Lock()
 
 
 def write_path(directory: Path) -> tuple[Outbox, Breaker]:
-    """This process's outbox and store breaker for a data directory (one pair per directory)."""
+    """The outbox and store breaker of this process for a data directory (one pair per directory)."""
     key = Path(directory).resolve()
     with _registry_lock:
         if key not in _outboxes:

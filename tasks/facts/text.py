@@ -167,7 +167,7 @@ _SUBJECT_MARK = "\x01"
 
 
 def _agree(text: str) -> str:
-    """Third-person verbs after the subject mark: "\x01 live" -> "\x01 lives"."""
+    r"""Third-person verbs after the subject mark: "\x01 live" -> "\x01 lives"."""
     adverbs = "|".join(sorted(lex.ADVERBS))
     pattern = re.compile(
         rf"({_SUBJECT_MARK}(?:\s+(?:{adverbs}))*\s+)([a-z]+?)(n't)?\b", re.IGNORECASE

@@ -103,7 +103,8 @@ def vector_backend(request: pytest.FixtureRequest) -> str:
 async def open_index(
     vector_backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[OpenIndex]:
-    """`await open_index(fingerprint, dim, path=None)`: an index of the backend under test.
+    """Indexes of the backend under test, opened by awaiting the fixture with (fingerprint, dim,
+    path=None).
 
     Without a path it is fresh (local mode in memory, Edge in a new temporary directory); with
     one it lives on disk there. On the server every path is the same server, emptied before the

@@ -4,7 +4,7 @@ and assistants (mneme adds no routes of its own); bodies are valid ones with fie
 arbitrary JSON, or arbitrary JSON outright. A 5xx whose traceback stays inside langgraph-api is
 its own input checking, counted and printed at the end, not hidden. (schemathesis needs jsonschema-rs >= 0.60, which
 langgraph-api 0.16 refuses, so hypothesis drives the requests;
-docs/adr/0049-fuzzing-with-hypothesis.md.)"""
+docs/adr/0049-fuzzing-with-hypothesis.md)."""
 
 from __future__ import annotations
 

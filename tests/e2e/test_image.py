@@ -76,7 +76,7 @@ def dockerfile() -> tuple[list[str], dict[str, str], str]:
 
 
 def copy_context(dest: Path) -> None:
-    """This checkout as `ADD .` sends it: everything but what .dockerignore names."""
+    """The checkout as `ADD .` sends it: everything but what .dockerignore names."""
     patterns = [
         p.strip().removeprefix("**/")
         for p in (ROOT / ".dockerignore").read_text().splitlines()

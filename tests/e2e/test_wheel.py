@@ -37,7 +37,7 @@ def build_wheel(out: Path, house: Path) -> Path:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without what points at the checkout or the shared venv."""
+    """The environment of this process without what points at the checkout or the shared venv."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(extra)
     return env

@@ -1,7 +1,7 @@
-"""One tenant rule at every surface over real stores, on every graph backend (`memory.tenant`):
+r"""One tenant rule at every surface over real stores, on every graph backend (`memory.tenant`):
 the Python API, REST (in process, as a keyless loopback server answers), the LangGraph store's
 namespaces and the write path each refuse an id that breaks the rule with a clear 4xx or error,
-and never trim or clean it into another user. `Memory.erase("alice\\x00")` touches nothing of
+and never trim or clean it into another user. `Memory.erase("alice\x00")` touches nothing of
 alice's (it deleted her 8 vector points and emptied her search before the rule); `" ada"` and
 `"ada"` can never be two people."""
 
