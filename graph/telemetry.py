@@ -49,28 +49,37 @@ ROOTS = {"agent": "invoke_agent agent", "bookkeeping": "bookkeeping", "consolida
 _WORDS = frozenset({"status", "level", "kind", "outcome"})
 """Output fields whose short string value (a status, a level) is no memory text."""
 
-_tracer: Tracer | None = None
-_capture = False
-_handler_var: ContextVar[Any] | None = None
+
+class _State:
+    """What `configure` turned on for the process (one instance, `_state`)."""
+
+    tracer: Tracer | None = None
+    """The tracer spans are started with; None while tracing is off."""
+    capture: bool = False
+    """Whether the operator opted in to memory text in spans."""
+    handler_var: ContextVar[Any] | None = None
+    """The context variable the span handler is registered under (installed once)."""
+
+
+_state = _State()
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
 def enabled() -> bool:
     """True when spans are being recorded and exported."""
-    return _tracer is not None
+    return _state.tracer is not None
 
 
 def capture_content() -> bool:
     """True when the operator opted in to memory text in spans."""
-    return _capture
+    return _state.capture
 
 
 def configure(exporter: SpanExporter | None = None) -> bool:
     """Turn tracing on when an OTLP endpoint is configured (or `exporter` is given: tests);
     idempotent. True when tracing is on."""
-    global _tracer, _capture
-    if _tracer is not None:
+    if _state.tracer is not None:
         return True
     endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
         "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -89,16 +98,15 @@ def configure(exporter: SpanExporter | None = None) -> bool:
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     else:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-    _capture = os.environ.get(CAPTURE_CONTENT, "").strip().lower() in ("1", "true", "yes")
-    _tracer = provider.get_tracer("mneme")
+    _state.capture = os.environ.get(CAPTURE_CONTENT, "").strip().lower() in ("1", "true", "yes")
+    _state.tracer = provider.get_tracer("mneme")
     _install_graph_handler()
     return True
 
 
 def reset() -> None:
     """Turn tracing off again (tests)."""
-    global _tracer, _capture
-    _tracer, _capture = None, False
+    _state.tracer, _state.capture = None, False
 
 
 def _base(operation: str) -> dict[str, Any]:
@@ -116,15 +124,16 @@ def operation(
     """A span for one memory operation (`search_memory`, ...): `name STORE_ID`, the GenAI
     attributes plus `attributes`; the user and the query only with content capture on. Yields
     None when tracing is off."""
-    if _tracer is None:
+    tracer = _state.tracer
+    if tracer is None:
         yield None
         return
     attrs = {**_base(name), **{k: v for k, v in attributes.items() if v is not None}}
-    if _capture and user is not None:
+    if _state.capture and user is not None:
         attrs["gen_ai.memory.namespace"] = user
-    if _capture and query is not None:
+    if _state.capture and query is not None:
         attrs["gen_ai.memory.query.text"] = query
-    with _tracer.start_as_current_span(f"{name} {STORE_ID}", attributes=attrs) as span:
+    with tracer.start_as_current_span(f"{name} {STORE_ID}", attributes=attrs) as span:
         try:
             yield span
         except BaseException as exc:
@@ -139,7 +148,7 @@ def traced(name: str) -> Callable[[F], F]:
     def decorate(method: F) -> F:
         @functools.wraps(method)
         async def run(self: Any, user: str, *args: Any, **kwargs: Any) -> Any:
-            if _tracer is None:
+            if _state.tracer is None:
                 return await method(self, user, *args, **kwargs)
             query = args[0] if name == "search_memory" and args else kwargs.get("query")
             with operation(name, user=user, query=query, **_request(kwargs)) as span:
@@ -196,15 +205,14 @@ def counts(output: Any, prefix: str = "mneme") -> dict[str, Any]:
 
 def _install_graph_handler() -> None:
     """Give every LangChain/LangGraph run of the process the span handler (once)."""
-    global _handler_var
-    if _handler_var is not None:
+    if _state.handler_var is not None:
         return
     from langchain_core.tracers.context import register_configure_hook
 
     # One handler for every run of the process, in every context (a default, not a `set`: the
     # server's request tasks do not inherit the context this runs in).
-    _handler_var = ContextVar("mneme_otel_handler", default=_GraphSpans())  # noqa: B039
-    register_configure_hook(_handler_var, inheritable=True)
+    _state.handler_var = ContextVar("mneme_otel_handler", default=_GraphSpans())  # noqa: B039
+    register_configure_hook(_state.handler_var, inheritable=True)
 
 
 def _graph_handler_class() -> type:
@@ -231,18 +239,19 @@ def _graph_handler_class() -> type:
             name: str | None = None,
             **kwargs: Any,
         ) -> None:
-            if _tracer is None:
+            tracer = _state.tracer
+            if tracer is None:
                 return
             node = (metadata or {}).get("langgraph_node")
             parent = self.spans.get(parent_run_id) if parent_run_id else None
             if parent is None and node is None and name in ROOTS:
                 graph = str(name)
-                self.spans[run_id] = (_graph_span(_tracer, graph, inputs), graph, "")
+                self.spans[run_id] = (_graph_span(tracer, graph, inputs), graph, "")
                 return
             if parent is None or parent[2] or node is None or name != node:
                 return  # not a node of a traced graph (a runnable inside a node, a subgraph)
             parent_span, graph, _ = parent
-            span = _node_span(_tracer, parent_span, graph, node, inputs)
+            span = _node_span(tracer, parent_span, graph, node, inputs)
             self.spans[run_id] = (span, graph, node)
 
         def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -296,7 +305,7 @@ def _node_span(tracer: Tracer, parent: Span, graph: str, node: str, inputs: Any)
     if graph == "agent" and node in AGENT_NODES:
         op = AGENT_NODES[node]
         attrs |= _base(op)
-        if op == "search_memory" and _capture and isinstance(inputs, Mapping):
+        if op == "search_memory" and _state.capture and isinstance(inputs, Mapping):
             text = (inputs.get("turn") or {}).get("text")
             if isinstance(text, str):
                 attrs["gen_ai.memory.query.text"] = text
