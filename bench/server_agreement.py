@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +33,8 @@ from typing import Any
 from memory.stores.base import SearchRequest, VectorHit
 from memory.stores.vectors import SCORE_TOLERANCE, VectorIndex
 
+SearchMany = Callable[[Any, str, Sequence[SearchRequest]], Awaitable[list[list[VectorHit]]]]
+"""`search_many` of an index class, called with the index as its first argument."""
 _QUESTION: contextvars.ContextVar[int] = contextvars.ContextVar("question", default=-1)
 
 
@@ -63,13 +65,15 @@ def recording() -> Iterator[Recording]:
 
     rec = Recording()
     real = {cls: cls.search_many for cls in (EdgeIndex, QdrantIndex)}
-    real_retrieve = harness.retrieve
+    # The harness's own name for `retrieve` is rebound (it is not part of its interface).
+    names = vars(harness)
+    real_retrieve = names["retrieve"]
     asked = [0]
 
     async def search_many(
         self: VectorIndex, tenant: str, requests: Sequence[SearchRequest]
     ) -> list[list[VectorHit]]:
-        run = real[type(self)]  # type: ignore[index]
+        run: SearchMany = real[type(self)]  # type: ignore[index]
         out = await run(self, tenant, requests)
         for request, hits in zip(requests, out, strict=True):
             legs: list[list[VectorHit]] = []
@@ -96,12 +100,12 @@ def recording() -> Iterator[Recording]:
     try:
         for cls in real:
             cls.search_many = search_many  # type: ignore[method-assign]
-        harness.retrieve = retrieve  # type: ignore[assignment]
+        names["retrieve"] = retrieve
         yield rec
     finally:
         for cls, method in real.items():
             cls.search_many = method  # type: ignore[method-assign]
-        harness.retrieve = real_retrieve
+        names["retrieve"] = real_retrieve
 
 
 def has_ties(hits: Sequence[VectorHit]) -> bool:
@@ -145,7 +149,10 @@ def _sample(want: Search, got: Search, n: int = 4) -> str:
         (i for i, (a, b) in enumerate(zip(want.hits, got.hits, strict=False)) if a.id != b.id),
         min(len(want.hits), len(got.hits)),
     )
-    show = lambda hits: [(h.id[:8], round(h.score, 6)) for h in hits[first : first + n]]  # noqa: E731
+
+    def show(hits: Sequence[VectorHit]) -> list[tuple[str, float]]:
+        return [(h.id[:8], round(h.score, 6)) for h in hits[first : first + n]]
+
     r = want.request
     what = "dense" if r.dense is not None else ""
     what += "+sparse" if r.sparse is not None and r.sparse.indices else ""

@@ -33,7 +33,8 @@ def _points(k: int) -> list[models.PointStruct]:
 
 
 def _states(info: models.CollectionClusterInfo) -> list[str]:
-    return [str(s.state.value) for s in [*info.local_shards, *info.remote_shards]]
+    local = [str(s.state.value) for s in info.local_shards]
+    return local + [str(s.state.value) for s in info.remote_shards]
 
 
 async def run(write_consistency: int) -> dict[str, Any]:
