@@ -12,7 +12,7 @@ LLM_STAMP := $(VENV)/.installed-llm
 help: ## List the commands
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-14s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml tools/install.sh
+$(STAMP): pyproject.toml requirements.lock tools/install.sh
 	@tools/install.sh
 	@touch $(STAMP)
 
@@ -22,6 +22,11 @@ $(LLM_STAMP): $(STAMP)
 
 .PHONY: install
 install: $(STAMP) ## Create .venv and install mneme with its dev tools (offline model on ONNX Runtime, no torch)
+
+.PHONY: lock
+lock: $(STAMP) ## Regenerate requirements.lock from pyproject.toml (uv; keeps locked versions that still fit, UPGRADE=1 takes the newest)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -o requirements.lock
 
 .PHONY: install-llm
 install-llm: $(LLM_STAMP) ## Also install llama.cpp's server and SmolLM2 (for the real-LLM test)

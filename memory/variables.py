@@ -15,6 +15,7 @@ OTHER_VARIABLES = frozenset(
         "MNEME_MEMEVAL",  # notebooks/: the memeval file the retrieval notebook reads
         "MNEME_EVAL_SESSIONS",  # notebooks/: how many sessions of it
         "MNEME_WHEEL_CACHE",  # tools/install.sh and the tests: kept wheels
+        "MNEME_UNLOCKED",  # tools/install.sh: install without requirements.lock
         "MNEME_NEO4J_PORT",  # tools/neo4j/neo4j.sh and tools/test.sh: the throw-away Neo4j
         "MNEME_NEO4J_RUN_DIR",
         "MNEME_NEO4J_JAVA_OPTS",

