@@ -43,8 +43,10 @@ test: $(LLM_STAMP) ## Start Neo4j and a Qdrant server, run the whole suite, stop
 test-fast: $(STAMP) ## Unit and contract tests: SQLite graph; vectors in process and on a Qdrant server the tests start from the binary (no Neo4j)
 	$(BIN)/python -m pytest tests/unit tests/contract -q
 
+# The checks of CI's lint step (tools/test.sh) and of .pre-commit-config.yaml, and only those
+# (tests/unit/test_lint_commands.py holds the three lists equal).
 .PHONY: lint
-lint: $(STAMP) ## ruff (lint + format check) and mypy
+lint: $(STAMP) ## The checks CI's lint step runs: ruff check, ruff format --check, mypy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
