@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.schema import as_utc
+from memory.write.limits import check_time
 
 TURN_SPACING = timedelta(seconds=30)
 """Turns of a session are this far apart (sessions carry one date, turns none)."""
@@ -80,8 +81,11 @@ def _check_line(row: Any, *, questions: bool) -> Conversation:
         if not isinstance(session, dict):
             raise TypeError(f"session {s} is not an object")
         date = session.get("date")
-        if date is not None and parse_date(date) is None:
+        when = None if date is None else parse_date(date)
+        if date is not None and when is None:
             raise ValueError(f"session {s} has date {date!r}, not ISO 8601 (2024-05-01T13:56)")
+        if when is not None:  # no later than now plus the skew (`memory.write.limits`)
+            check_time(f"session {s} date", when)
         for t, turn in enumerate(session["turns"], start=1):
             where = f"session {s} turn {t}"
             if not isinstance(turn, dict):
@@ -106,18 +110,30 @@ def read_memeval(path: Path, *, questions: bool = True) -> list[Conversation]:
     if not path.is_file():
         raise EvalInputError(f"{path} does not exist; pass a memeval .jsonl file")
     out: list[Conversation] = []
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(_check_line(json.loads(line), questions=questions))
-            except json.JSONDecodeError as exc:
-                raise EvalInputError(f"{path}:{n} is not JSON ({exc}); {HELP}") from None
-            except KeyError as exc:
-                raise EvalInputError(f"{path}:{n} has no field {exc}; {HELP}") from None
-            except (TypeError, ValueError) as exc:
-                raise EvalInputError(f"{path}:{n}: {exc}; {HELP}") from None
+    n = 0
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for n, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    out.append(_check_line(json.loads(line), questions=questions))
+                except json.JSONDecodeError as exc:
+                    raise EvalInputError(f"{path}:{n} is not JSON ({exc}); {HELP}") from None
+                except RecursionError:
+                    raise EvalInputError(
+                        f"{path}:{n} is nested too deeply to be a conversation; {HELP}"
+                    ) from None
+                except KeyError as exc:
+                    raise EvalInputError(f"{path}:{n} has no field {exc}; {HELP}") from None
+                except (TypeError, ValueError) as exc:
+                    raise EvalInputError(f"{path}:{n}: {exc}; {HELP}") from None
+    except UnicodeDecodeError:
+        raise EvalInputError(
+            f"{path} is not UTF-8 text after line {n} (a binary file?); {HELP}"
+        ) from None
+    except OSError as exc:
+        raise EvalInputError(f"{path} cannot be read ({exc.strerror or exc})") from None
     return out
 
 

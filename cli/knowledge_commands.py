@@ -1,7 +1,8 @@
 """`mneme ingest`, `mneme facts`, `mneme recall`: putting conversations in, reading knowledge out.
 
-`ingest` reads a whole memeval file first (a malformed line stops it before anything is
-written, naming the line and why), then writes every episode through the agent's write path:
+`ingest` reads and checks a whole memeval file first (a malformed line, a turn over the
+message limit, a date later than now or a thread id too long stops it before anything is
+written, naming where and why), then writes every episode through the agent's write path:
 the router's evidence score, `remember`, and the bookkeeping graph. `facts` lists what mneme
 knows (current facts, or with `--history` the superseded ones too); `recall` searches memory
 with the retrieval the agent runs. `--json` output shapes are stable (other tools read them).
@@ -40,18 +41,37 @@ async def run_ingest(path: Path, user: str) -> dict[str, int]:
     """Ingest a memeval file as `user`'s episodes (idempotent); counts of what happened."""
     from bench.memeval import EvalInputError, placed, read_memeval
     from graph.bookkeeping import run_episode
-    from memory.schema import episode_uid
+    from memory.schema import episode_uid, utcnow
     from memory.services.usage import Usage
     from memory.write.episodes import remember
+    from memory.write.limits import InvalidInput, check_turn
     from tasks.route import assess_turn
 
     try:
         conversations = read_memeval(path, questions=False)
     except EvalInputError as exc:
         raise CommandError(f"{exc}; nothing was ingested") from None
+    settings = load_settings()
     todo = [(c, ep) for c in conversations for ep in placed(c) if ep.user_text or ep.agent_text]
+    now = utcnow()
+    for conv, ep in todo:  # the write path's limits, every turn before the first is written
+        try:
+            check_turn(
+                "",
+                limit=settings.max_message_bytes,
+                thread_id=thread_of(conv.id, ep.session_id),
+                user_text=ep.user_text,
+                agent_text=ep.agent_text,
+                at=ep.at,
+                now=now,
+            )
+        except InvalidInput as exc:
+            where = f"conversation {conversations.index(conv) + 1}, session {ep.session + 1}"
+            raise CommandError(
+                f"{path}: {where}, episode {ep.position + 1}: {exc}; nothing was ingested"
+            ) from None
     counts = {"conversations": len(conversations), "episodes": 0, "new": 0, "failed": 0}
-    async with opened() as services:
+    async with opened(settings) as services:
         with progress_bar() as bar:
             task = bar.add_task("ingesting", total=len(todo))
             for conv, ep in todo:

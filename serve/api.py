@@ -46,7 +46,6 @@ from memory.schema import (
     Episode,
     Fact,
     GoalStatus,
-    as_utc,
     episode_uid,
     new_uid,
     stable_uid,
@@ -58,7 +57,8 @@ from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
 from memory.stores.base import NotFound
 from memory.tenant import InvalidTenant, TenantId, tenant_id
-from memory.write.episodes import InvalidInput, drain_outbox, remember
+from memory.write.episodes import drain_outbox, remember
+from memory.write.limits import InvalidInput, TooLarge, check_time, check_turn
 from memory.write.sessions import without_episode
 
 __all__ = [
@@ -88,10 +88,6 @@ EXPORT_VERSION: Literal[1] = 1
 MAX_SEARCH_K = 100
 """The most results one `Memory.search` returns (REST `k`, MCP `recall`, the store's search)."""
 Kind = Literal["episode", "fact"]
-
-
-class TooLarge(InvalidInput):
-    """A message over `MNEME_MAX_MESSAGE_BYTES` (HTTP 413); nothing was written."""
 
 
 # --------------------------------------------------------------------------- value types
@@ -352,6 +348,33 @@ def _check_uid(uid: str) -> str:
     return uid
 
 
+def _when(value: object) -> datetime:
+    """A caller's time as aware UTC (default now), no later than now plus the skew."""
+    if value is None:
+        return utcnow()
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"when must be a date and time, not {type(value).__name__}")
+    return check_time("when", value)
+
+
+def _check_turn(where: str, limit: int, thread: str, user_text: str, agent_text: str) -> None:
+    """`memory.write.limits.check_turn` with the API's field names (content, reply)."""
+    try:
+        check_turn(
+            where,
+            limit=limit,
+            thread_id=thread,
+            user_text=user_text,
+            agent_text=agent_text,
+            at=None,
+        )
+    except InvalidInput as exc:
+        message = str(exc).replace(f"{where}.user_text", f"{where}.content")
+        message = message.replace(f"{where}.agent_text", f"{where}.reply")
+        message = message.replace(f"{where}.thread_id", "thread")
+        raise type(exc)(message) from None
+
+
 def _turns(
     messages: str | Sequence[Message | Mapping[str, object]],
 ) -> list[tuple[str, str, str | None]]:
@@ -449,25 +472,19 @@ class Memory:
         """Remember a text (one turn) or chat messages (a user message and the assistant reply
         after it form one turn) as the user's episodes, durably, and queue their bookkeeping.
 
-        `when` is the first turn's time (default now; later turns follow 1 ms apart). A message
-        with an `id` is idempotent: adding it again writes nothing (`duplicates`). Raises
-        `InvalidInput` naming the field for an empty or oversized message; nothing is written
-        then (every turn is checked before the first is).
+        `when` is the first turn's time (default now; later turns follow 1 ms apart), no later
+        than now plus `memory.write.limits.FUTURE_SKEW`. A message with an `id` is idempotent:
+        adding it again writes nothing (`duplicates`). Raises `InvalidInput` naming the field for
+        an empty or oversized message (`TooLarge`), a bad thread or a future `when`; nothing is
+        written then (every turn is checked before the first is).
         """
         tenant = _check_user(user)
         turns = _turns(messages)
+        start = _when(when)
         limit = self.services.settings.max_message_bytes
         for i, (user_text, agent_text, _) in enumerate(turns):
-            for side, text in (("content", user_text), ("reply", agent_text)):
-                size = len(text.encode("utf-8", "surrogatepass"))
-                if size > limit:
-                    raise TooLarge(
-                        f"messages[{i}].{side} is {size:,} bytes; at most {limit:,} can be "
-                        "remembered in one message (MNEME_MAX_MESSAGE_BYTES); split it"
-                    )
-            if not user_text.strip() and not agent_text.strip():
-                raise InvalidInput(f"messages[{i}].content is empty: nothing to remember")
-        start = as_utc(when) if when else utcnow()
+            _check_turn(f"messages[{i}]", limit, thread, user_text, agent_text)
+        check_time("when", start + timedelta(milliseconds=len(turns) - 1))
         result = AddResult(uids=[])
         for i, (user_text, agent_text, source) in enumerate(turns):
             done = await remember(
@@ -586,7 +603,10 @@ class Memory:
         """Replay an export's episodes as the user's, in time order, through the write path and
         the bookkeeping pipeline (run here, one episode after another, as `mneme ingest` does),
         so facts, beliefs and vectors are rebuilt as they were built. Episodes the user already
-        has are skipped (idempotent). Importing into another user gives the episodes new uids."""
+        has are skipped (idempotent). Importing into another user gives the episodes new uids.
+        The whole export is checked first (`memory.write.limits`: sizes, times, threads): one
+        bad episode raises `InvalidInput` naming it (`TooLarge` for an oversized one) and
+        nothing is written."""
         tenant = _check_user(user)
         try:
             data = (
@@ -594,6 +614,17 @@ class Memory:
             )
         except ValueError as exc:
             raise InvalidInput(f"export: {_first_error(exc)}") from None
+        limit, now = self.services.settings.max_message_bytes, utcnow()
+        for i, ep in enumerate(data.episodes):
+            check_turn(
+                f"episodes[{i}]",
+                limit=limit,
+                thread_id=ep.thread_id,
+                user_text=ep.user_text,
+                agent_text=ep.agent_text,
+                at=ep.created_at,
+                now=now,
+            )
         pipeline = self.services.bookkeeping.pipeline
         if pipeline is None:
             raise RuntimeError(

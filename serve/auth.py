@@ -127,6 +127,26 @@ def check_message_sizes(payload: Any, limit: int) -> None:
             )
 
 
+def check_item_size(value: dict[str, Any], limit: int) -> None:
+    """Raise 413 when a store item (`PUT /store/items`) is over `limit` UTF-8 bytes, counted as
+    the store remembers it (`serve.store.item_text`)."""
+    from serve.store import item_text
+
+    item = value.get("value")
+    if not isinstance(item, dict):
+        return
+    try:
+        size = len(item_text(str(value.get("key", "")), item).encode("utf-8", "surrogatepass"))
+    except (TypeError, ValueError):
+        return  # not JSON: the store says so (400)
+    if size > limit:
+        raise _fail(
+            413,
+            f"value is {size:,} bytes; at most {limit:,} can be remembered in one item "
+            "(MNEME_MAX_MESSAGE_BYTES); split it",
+        )
+
+
 def check_schedule(schedule: Any) -> None:
     """Raise 422 unless `schedule` is a valid cron expression (the server would fail on it)."""
     from croniter import croniter
@@ -215,7 +235,9 @@ async def assistants(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> bool
 
 @auth.on.store()
 async def store(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> bool:
-    """A store namespace starts with its user's id; searches default to the caller's own."""
+    """A store namespace starts with its user's id; searches default to the caller's own. An
+    item over `MNEME_MAX_MESSAGE_BYTES` is 413 (the store refuses it too)."""
+    check_item_size(value, get_settings().max_message_bytes)
     if _is_open(ctx):
         return True
     namespace = tuple(value.get("namespace") or ())

@@ -54,6 +54,7 @@ from memory.schema import Episode, stable_uid
 from memory.services import get_services
 from memory.tenant import InvalidTenant, TenantId, tenant_id
 from memory.write.episodes import remember
+from memory.write.limits import InvalidInput, check_turn
 from serve.api import Memory
 
 THREAD_PREFIX = "store:"
@@ -96,6 +97,12 @@ def item_uid(namespace: tuple[str, ...], key: str) -> str:
 
 def _dumps(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+
+
+def item_text(key: str, value: dict[str, Any]) -> str:
+    """The text an item is remembered as (its key and JSON value): what the size limit counts.
+    `TypeError` / `ValueError` when the value is not JSON."""
+    return _dumps({"key": key, "value": value})
 
 
 def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
@@ -224,16 +231,30 @@ class MnemeStore(AsyncBatchedBaseStore):
                 "index=False is not supported, omit it"
             )
         uid = item_uid(op.namespace, op.key)
+        text = None
+        if op.value is not None:
+            if not isinstance(op.value, dict):
+                raise ValueError("value must be a dict (JSON object)")
+            try:
+                text = item_text(op.key, op.value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"value must be JSON: {exc}") from None
+            # The write path's limits (the message size), checked before the old item goes.
+            try:
+                check_turn(
+                    "item",
+                    limit=self.memory.services.settings.max_message_bytes,
+                    thread_id=_thread(op.namespace),
+                    user_text=text,
+                    agent_text="",
+                    at=None,
+                )
+            except InvalidInput as exc:
+                raise type(exc)(str(exc).replace("item.user_text", "value")) from None
         if await self.memory.services.graph.episodes.get(tenant, uid) is not None:
             await self.memory.delete(tenant, uid)
-        if op.value is None:
+        if text is None:
             return
-        if not isinstance(op.value, dict):
-            raise ValueError("value must be a dict (JSON object)")
-        try:
-            text = _dumps({"key": op.key, "value": op.value})
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"value must be JSON: {exc}") from None
         await remember(
             self.memory.services,
             tenant=tenant,
@@ -314,4 +335,4 @@ def _in_prefix(episode: Episode, prefix: tuple[str, ...]) -> bool:
     return namespace is not None and _starts_with(namespace, prefix)
 
 
-__all__ = ["MnemeStore", "item_uid", "server_store"]
+__all__ = ["MnemeStore", "item_text", "item_uid", "server_store"]

@@ -35,7 +35,8 @@ from memory.stores.base import NotFound, VectorPoint
 from memory.tenant import InvalidTenant, problem, tenant_id
 from memory.text.chunking import Derivative, split_turn
 from memory.text.sparse import encode_document
-from memory.write import quarantine
+from memory.write import limits, quarantine
+from memory.write.limits import InvalidInput, TooLarge
 from memory.write.outbox import DrainReport, write_path
 
 if TYPE_CHECKING:
@@ -46,20 +47,13 @@ __all__ = [
     "InvalidInput",
     "RememberResult",
     "SweepReport",
+    "TooLarge",
     "index_episode",
     "remember",
     "sweep",
 ]
 
 log = logging.getLogger(__name__)
-
-MAX_TEXT_CHARS = 4_000_000
-"""A single side of a turn larger than this is refused (4 MB of text is not a chat message)."""
-MAX_ID_CHARS = 512
-
-
-class InvalidInput(ValueError):
-    """The caller passed something that cannot be remembered; the message says what and why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,23 +80,6 @@ class SweepReport:
         return not self.failed
 
 
-def _check_id(name: str, value: str) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{name} must be a non-empty string")
-    if len(value) > MAX_ID_CHARS:
-        raise InvalidInput(f"{name} is {len(value)} characters; at most {MAX_ID_CHARS} allowed")
-
-
-def _check_text(name: str, value: str) -> None:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, not {type(value).__name__}")
-    if len(value) > MAX_TEXT_CHARS:
-        raise InvalidInput(
-            f"{name} is {len(value):,} characters; at most {MAX_TEXT_CHARS:,} can be remembered "
-            "in one turn; split it into several"
-        )
-
-
 async def remember(
     services: Services,
     *,
@@ -118,17 +95,22 @@ async def remember(
 
     `uid` is the episode's identity (`memory.schema.episode_uid` of its source; default: a new
     one). Writing a uid the tenant already has is a retry: it returns `duplicate=True` and
-    writes nothing. The same words under another uid are another episode.
+    writes nothing. The same words under another uid are another episode. A turn that breaks a
+    limit of `memory.write.limits` (the tenant rule, the message size, a time later than now
+    plus `FUTURE_SKEW`, ...) raises `InvalidInput` and writes nothing.
     """
     try:
         tenant_id(tenant)  # the one tenant rule; refused, never cleaned
     except InvalidTenant as exc:
         raise InvalidInput(str(exc)) from None
-    _check_id("thread_id", thread_id)
-    _check_text("user_text", user_text)
-    _check_text("agent_text", agent_text)
-    if not user_text.strip() and not agent_text.strip():
-        raise InvalidInput("nothing to remember: user_text and agent_text are both empty")
+    limits.check_turn(
+        "",
+        limit=services.settings.max_message_bytes,
+        thread_id=thread_id,
+        user_text=user_text,
+        agent_text=agent_text,
+        at=at,
+    )
     episode = NewEpisode(
         uid=uid or new_uid(),
         tenant=tenant,
