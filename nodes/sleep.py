@@ -125,12 +125,16 @@ async def begin(state: ConsolidationState, runtime: Runtime[Context]) -> Run:
 
 
 async def check(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """A known level and a time not before the tenant's newest memory (`InvalidInput` else)."""
+    """A known level and a time not before the tenant's newest memory (`InvalidInput` else);
+    memories dated in the future never refuse the run: the report's notes name them."""
     services = await get_services()
     tenant = context_of(runtime.context).user_id
     level = parse_level(state.get("level") or "micro")
-    now = await parse_now(services, tenant, state.get("now"))
-    return {"level": level.value, "at": now.isoformat()}
+    checked = await parse_now(services, tenant, state.get("now"))
+    update: dict[str, Any] = {"level": level.value, "at": checked.now.isoformat()}
+    if checked.notes:  # memories the run leaves out, in the report's notes
+        update["stages"] = {"check": {"notes": checked.notes}}
+    return update
 
 
 def leased(stages: CompiledStateGraph[Any, Any, Any, Any]) -> Node:
