@@ -26,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from graph.errors import shielded
-from memory.services import get_services
+from memory.services import available
 from nodes.context import Context
 from nodes.ess_gate import ess_gate
 from nodes.record import record
@@ -53,7 +53,7 @@ def budgeted(node: F) -> F:
 
     @functools.wraps(node)
     async def run(state: AgentState, runtime: Runtime[Context]) -> Any:
-        budget = (await get_services()).settings.turn_budget_s
+        budget = (await available()).settings.turn_budget_s
         with turn_budget(turn_started(state), budget):
             return await node(state, runtime)
 

@@ -13,7 +13,7 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 
 from memory.schema import utcnow
-from memory.services import get_services
+from memory.services import available
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
 from nodes.state import AgentState, Found, route_of, turn_of
@@ -35,20 +35,20 @@ async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     n = result_count(route)
     candidates = list(state.get("candidates") or [])[:MAX_CANDIDATES]
     usage = Usage()
-    services = await get_services()
+    here = await available()
     result = await rank(
         prompt_text(turn_of(state)),
         candidates,
         route["kind"],
-        chat=services.chat,
+        chat=here.chat,
         usage=usage,
         rerank_simple=ctx.rerank_simple,
         model=ctx.model_structured,
     )
     memories = cast(list[Found], apply_ranking(candidates, result.ranking, n))
-    if memories:
+    if memories and here.services is not None:
         try:
-            await services.graph.episodes.record_access(
+            await here.services.graph.episodes.record_access(
                 ctx.user_id, [m["episode_uid"] for m in memories], utcnow()
             )
         except Exception as exc:  # strengthening memory must never cost the reply

@@ -17,8 +17,9 @@ from langgraph.runtime import Runtime
 from memory.beliefs.apperception import load as load_apperception
 from memory.retrieval.facts import standing_instructions
 from memory.schema import NO_THREAD, utcnow
-from memory.services import get_services
+from memory.services import available
 from memory.services.usage import Usage
+from memory.stores.base import StoreUnavailable
 from memory.text.ordering import is_ordering
 from memory.write.compression import (
     ThreadLayers,
@@ -67,12 +68,15 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     now = utcnow()
     usage = Usage()
     snapshot = DEFAULT_SNAPSHOT
-    services = await get_services()
+    here = await available()
     episode: Recorded = state.get("episode") or {}
     instructions = []
     layers = ThreadLayers(thread_id="")
     acquaintance = ""
     try:
+        services = here.services
+        if services is None:  # the stores cannot be opened: the reply goes on without them
+            raise StoreUnavailable(here.reason or "the memory stores cannot be opened")
         temporal = await temporal_context(services, ctx.user_id, now, ctx.tz)
         current = await services.graph.snapshots.current(ctx.user_id)
         if current is not None:
@@ -101,7 +105,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         prompt = [
             SystemMessage(
                 content=system_prompt(
-                    core_identity(services.settings.core_identity),
+                    core_identity(here.settings.core_identity),
                     snapshot,
                     temporal,
                     memories_text,
@@ -122,7 +126,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         reply = await generate(
             "respond",
             prompt,
-            chat=services.chat,
+            chat=here.chat,
             usage=usage,
             model=ctx.model_respond,
             max_tokens=ctx.max_reply_tokens,

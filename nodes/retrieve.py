@@ -22,7 +22,7 @@ from memory.retrieval.diary import diary_of_period
 from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval.retrieve import retrieve as search_memory
 from memory.schema import utcnow
-from memory.services import get_services
+from memory.services import available
 from memory.sleep.reveries import vague_recall
 from nodes.context import Context, context_of
 from nodes.state import AgentState, Route, found_state, route_of, turn_of
@@ -72,8 +72,12 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     route = route_of(state)
     text = prompt_text(turn_of(state))
     recipe, queries, weights = plan(route, text)
+    here = await available()
+    services = here.services
+    if services is None:  # the stores cannot be opened: the reply goes on without memories
+        log.warning("memory is unavailable (%s); answering without memories", here.reason)
+        return {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
     try:
-        services = await get_services()
         found = await search_memory(
             services, ctx.user_id, queries, recipe, utcnow(), signal_weights=weights
         )

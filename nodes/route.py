@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from memory.services import get_services
+from memory.services import available
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
 from nodes.state import AgentState, evidence_state, route_state
@@ -46,10 +46,8 @@ async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     usage = Usage()
     text = "" if turn["empty"] else prompt_text(turn)
     recent = [f"{m.type}: {bounded(content_text(m.content)[0], 300)}" for m in messages[-5:-1]]
-    services = await get_services()
-    assessment = await assess_turn(
-        text, recent, chat=services.chat, usage=usage, model=ctx.model_fast
-    )
+    chat = (await available()).chat  # the stores are not needed: a turn goes on without them
+    assessment = await assess_turn(text, recent, chat=chat, usage=usage, model=ctx.model_fast)
     decision = apply_context(assessment.route, ctx)
     return {
         "turn": turn,

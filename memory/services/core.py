@@ -4,7 +4,8 @@
 models (with their usage counters), the bookkeeping queue and the per-tenant locks. `Services.open(settings)` connects (failing fast with the fix in the message) and applies
 the schema; `close()` releases everything once.
 
-`get_services()` is the one accessor nodes use: the services installed for the current context
+`get_services()` is the one accessor nodes use (`available()` for the nodes of a turn, which go on
+without stores that cannot be opened): the services installed for the current context
 (`use_services`: the CLI, the eval, the bookkeeping runner), else the process default, opened
 lazily from the environment on first call (or installed with `set_services` by tests and
 notebooks that open their own) and closed by `close_services()`. Nothing here runs at import
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from memory.services.chat import ChatModels
 from memory.services.locks import TenantLocks
 from memory.services.queue import SWEEP_INTERVAL_S, BookkeepingQueue, Pipeline
 from memory.settings import Settings, get_settings
-from memory.stores.base import GraphStore, SchemaMismatch
+from memory.stores.base import GraphStore, SchemaMismatch, StoreUnavailable
 from memory.stores.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -150,6 +152,8 @@ class Services:
             )
         except BaseException:
             await graph.close()
+            if embedder is not None and shared is None:  # loaded here: not kept by a failure
+                await embedder.close()
             raise
         try:
             if setup:
@@ -157,6 +161,8 @@ class Services:
         except BaseException:
             await vectors.close()
             await graph.close()
+            if shared is None:
+                await embedder.close()
             raise
         services = cls(
             settings=settings,
@@ -196,11 +202,15 @@ class Services:
 _current: ContextVar[Services | None] = ContextVar("mneme_services", default=None)
 _default: Services | None = None
 _lock: asyncio.Lock | None = None
+_unavailable: tuple[float, str] | None = None
+"""When the process default last failed to open because a store was unavailable, and why."""
+_standby: ChatModels | None = None
+"""The chat models of turns that run while the stores cannot be opened (`available()`)."""
 
 
 async def get_services() -> Services:
     """The services of the current context, else the process default (opened on first call)."""
-    global _default, _lock
+    global _default, _lock, _unavailable
     current = _current.get()
     if current is not None:
         return current
@@ -210,8 +220,51 @@ async def get_services() -> Services:
         _lock = asyncio.Lock()
     async with _lock:
         if _default is None:
-            _default = await Services.open(get_settings())
+            try:
+                _default = await Services.open(get_settings())
+            except StoreUnavailable as exc:
+                _unavailable = (time.monotonic(), f"{type(exc).__name__}: {exc}")
+                raise
+            _unavailable = None
     return _default
+
+
+@dataclass(frozen=True, slots=True)
+class Available:
+    """What a turn can use: the services (None while the stores cannot be opened), the
+    settings and the chat models (the services' own, else the standby ones)."""
+
+    services: Services | None
+    settings: Settings
+    chat: ChatModels
+    reason: str | None = None
+    """Why there are no services (the store error), when there are none."""
+
+
+async def available() -> Available:
+    """The services `get_services()` gives, or, while the stores cannot be opened (a store down,
+    read-only or held by another process: `StoreUnavailable`), none: a turn then goes on
+    degraded, with the process settings and standby chat models, instead of failing. After a
+    failed opening the next try waits `MNEME_STORE_RETRY_S` seconds, so the nodes of one turn
+    do not each wait for a store that just failed (the turn's first node, `record`, tries it
+    through `get_services()` itself)."""
+    global _standby
+    current = _current.get() or _default
+    if current is not None:
+        return Available(current, current.settings, current.chat)
+    settings = get_settings()
+    failed = _unavailable
+    reason = failed[1] if failed else None
+    if failed is None or time.monotonic() - failed[0] >= settings.store_retry_s:
+        try:
+            services = await get_services()
+            return Available(services, services.settings, services.chat)
+        except StoreUnavailable as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            log.warning("the memory stores cannot be opened (%s); the turn goes on without", reason)
+    if _standby is None:
+        _standby = ChatModels(settings)
+    return Available(None, settings, _standby, reason)
 
 
 @contextlib.contextmanager
@@ -231,8 +284,11 @@ def set_services(services: Services | None) -> None:
 
 
 async def close_services() -> None:
-    """Close the process default services, if opened."""
-    global _default
+    """Close the process default services, if opened (and the standby chat models)."""
+    global _default, _standby
     services, _default = _default, None
+    standby, _standby = _standby, None
     if services is not None:
         await services.close()
+    if standby is not None:
+        await standby.aclose()
