@@ -22,13 +22,17 @@ from typing import Any
 
 import httpx
 import pytest
+from langgraph_sdk import Auth
+from mcp.server.mcpserver.exceptions import ToolError
 
 from graph.consolidation import run_consolidation
 from memory.schema import NewEpisode, utcnow
 from memory.services import Services
 from memory.write.episodes import remember
 from memory.write.limits import FUTURE_SKEW
+from serve import mcp
 from serve.api import InvalidInput, Memory, TooLarge
+from serve.auth import check_item_size
 from serve.store import MnemeStore
 from tests.conftest import installed
 from tests.integration.test_tenant_surfaces import keyless_app
@@ -199,6 +203,11 @@ async def test_one_message_limit_on_every_surface(services: Services) -> None:
     assert kept is not None and kept.value == {"text": "I drink green tea"}
     with pytest.raises(TooLarge):
         await store.aput(("ada", "notes"), "diary", {"text": huge})
+    put = {"namespace": ("ada", "notes"), "key": "tea", "value": {"text": huge}}
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:  # the server's PUT /store/items
+        check_item_size(put, limit)
+    assert refused.value.status_code == 413 and "MNEME_MAX_MESSAGE_BYTES" in refused.value.detail
+    check_item_size(put | {"value": {"text": "I drink green tea"}}, limit)
 
     for path, body in (
         ("/memories", {"messages": huge}),
@@ -216,4 +225,12 @@ async def test_one_message_limit_on_every_surface(services: Services) -> None:
         response = await _rest(services, "POST", path, params={"user": "ada"}, json=body)
         assert response.status_code == 413, (path, response.text)
         assert "MNEME_MAX_MESSAGE_BYTES" in response.json()["detail"]
+    opened = mcp._Opened(services.settings)  # MCP's `remember`, as a connection of ada's
+    opened.memory = mem
+    token = mcp._user.set("ada")
+    try:
+        with pytest.raises(ToolError, match=r"messages\[0\]\.content is .*MNEME_MAX_MESSAGE_BYTES"):
+            await mcp.build_server(opened).call_tool("remember", {"text": huge})
+    finally:
+        mcp._user.reset(token)
     assert await services.graph.episodes.count("ada") == 1  # the tea note alone
