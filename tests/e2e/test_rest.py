@@ -173,6 +173,19 @@ def test_every_route_for_the_key_holder(server: tuple[str, dict[str, str]]) -> N
         assert b.get(f"/memories/{uids[0]}").status_code == 404
 
 
+def _export(user: str, bad: dict[str, Any]) -> dict[str, Any]:
+    """An export of two turns whose second is `bad` (a good one first: nothing may be written)."""
+    turn = {"thread_id": "t", "user_text": "I live in Lyon.", "agent_text": ""}
+    return {
+        "user": user,
+        "exported_at": "2026-01-01T00:00:00Z",
+        "episodes": [
+            {**turn, "uid": "e1", "created_at": "2025-01-01T00:00:00Z"},
+            {**turn, "uid": "e2", "created_at": "2025-01-02T00:00:00Z", **bad},
+        ],
+    }
+
+
 def test_bad_requests_are_4xx_naming_the_field(server: tuple[str, dict[str, str]]) -> None:
     url, keys = server
     user = list(keys)[2]
@@ -196,6 +209,27 @@ def test_bad_requests_are_4xx_naming_the_field(server: tuple[str, dict[str, str]
             ("get", "/facts", {"params": {"history": "maybe"}}, 422, "history"),
             ("get", "/goals", {"params": {"status": "done"}}, 422, "status"),
             ("post", f"/users/{user}/import", {"json": {"format": "zip"}}, 422, "format"),
+            (
+                "post",
+                "/memories",
+                {"json": {"messages": "hi", "when": "9999-12-31T23:59:59Z"}},
+                422,
+                "when 9999-12-31T23:59:59+00:00 is in the future",
+            ),
+            (
+                "post",
+                f"/users/{user}/import",
+                {"json": _export(user, {"created_at": "9999-12-31T23:59:59Z"})},
+                422,
+                "episodes[1].created_at 9999-12-31",
+            ),
+            (
+                "post",
+                f"/users/{user}/import",
+                {"json": _export(user, {"user_text": "x" * (256 * 1024 + 1)})},
+                413,
+                "episodes[1].user_text is 262,145 bytes",
+            ),
         ]
         for method, path, kwargs, status, field in cases:
             response = c.request(method.upper(), path, **kwargs)

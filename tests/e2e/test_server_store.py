@@ -129,11 +129,19 @@ def test_bad_store_requests_are_4xx(server: tuple[str, dict[str, str]]) -> None:
                 {"json": {"namespace_prefix": [user], "limit": "x"}},
                 "limit",
             ),
+            (
+                "PUT",
+                "/store/items",
+                {"json": {"namespace": [user], "key": "k", "value": {"text": "x" * 300_000}}},
+                "(MNEME_MAX_MESSAGE_BYTES)",
+            ),
         ]
         for method, path, kwargs, word in cases:
             response = c.request(method, path, **kwargs)
             assert 400 <= response.status_code < 500, (kwargs, response.status_code, response.text)
             assert word in response.text, (kwargs, response.text)
+            if word == "(MNEME_MAX_MESSAGE_BYTES)":  # the one limit of every surface
+                assert response.status_code == 413, response.text
             assert "Traceback" not in response.text and "/work/" not in response.text
         listed = c.post("/store/items/search", json={"namespace_prefix": []})
         assert listed.json()["items"] == []  # nothing was written

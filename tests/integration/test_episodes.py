@@ -101,7 +101,7 @@ async def test_reindexing_twice_leaves_the_stores_identical(services: Services) 
 
 
 async def test_empty_and_oversized_input(services: Services) -> None:
-    with pytest.raises(InvalidInput, match="both empty"):
+    with pytest.raises(InvalidInput, match="is empty .*nothing to remember"):
         await remember(services, tenant="ada", thread_id="t1", user_text="  ", agent_text="")
     with pytest.raises(InvalidInput, match="tenant"):
         await remember(services, tenant="", thread_id="t1", user_text="hi")
@@ -112,9 +112,13 @@ async def test_empty_and_oversized_input(services: Services) -> None:
     assert await index_episode(services, "ada", r.uid) == 1
 
 
-async def test_one_megabyte_message_is_stored_verbatim_and_indexed(services: Services) -> None:
+async def test_the_largest_message_is_stored_verbatim_and_indexed(services: Services) -> None:
     sentence = "The quarterly report covers revenue, churn and the new Oslo office. "
-    text = (sentence * (1_000_000 // len(sentence) + 1))[:1_000_000] + " Zanzibar finale."
+    limit = services.settings.max_message_bytes  # MNEME_MAX_MESSAGE_BYTES, on every surface
+    with pytest.raises(InvalidInput, match="1,000,000 bytes"):  # 1 MB: over it, never written
+        await remember(services, tenant="ada", thread_id="t1", user_text="x" * 1_000_000)
+    end = " Zanzibar finale."
+    text = (sentence * (limit // len(sentence) + 1))[: limit - len(end)] + end
     r = await remember(services, tenant="ada", thread_id="t1", user_text=text, at=T0)
     episode = await services.graph.episodes.get("ada", r.uid)
     assert episode is not None and episode.user_text == text
