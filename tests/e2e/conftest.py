@@ -12,6 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.qdrant_nodes import free_port
+
+__all__ = ["free_port"]  # the e2e modules take it from here
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
 IN_CI = os.environ.get("CI", "").lower() == "true"
