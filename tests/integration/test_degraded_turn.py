@@ -5,7 +5,8 @@ environment as a server's are (nothing installed, no fake store):
 
 - the graph store down: Neo4j at an address where nothing answers (the Neo4j backend);
 - the SQLite file's directory read-only (a read-only bind mount when running as root, `chmod`
-  else): the embedded default's graph store cannot be opened;
+  else): the embedded default's graph store cannot be opened; with the whole data directory
+  read-only the outbox cannot keep the turn either, and the reply says it was not saved;
 - the embedded vector index held by another holder (Qdrant Edge's directory lock).
 
 Before, each run failed at `route` (`route failed (StoreUnavailable)`, `(StoreLocked)`), with no
@@ -141,6 +142,18 @@ async def test_a_read_only_graph_directory_the_turn_is_kept_and_answered(
     )
     (cat,) = [e for e in episodes if "Miso" in e.user_text]
     assert DEGRADED in cat.agent_text
+
+
+async def test_a_read_only_data_directory_the_reply_says_not_saved(data: Path) -> None:
+    await Memory(await get_services()).add("alice", "I live in Lyon.")
+    await close_services()
+    get_settings().resolved_outbox_dir.mkdir(parents=True)
+    with read_only(data):  # the outbox too: nothing can keep the turn
+        out = await one_turn("My cat is called Miso. What is my cat called?")
+    reply = out["messages"][-1].content
+    assert out["episode"]["outcome"] == "not_remembered"
+    assert "I could not save this message, so I will not remember it." in reply, reply
+    assert "I'll remember" not in reply
 
 
 async def test_the_vector_index_held_elsewhere_the_turn_is_kept_then_filed(data: Path) -> None:
