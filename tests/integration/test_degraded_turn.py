@@ -1,8 +1,9 @@
 """Degraded, not failed (issue 29, item 8): with a store that cannot be opened, a turn is kept in
 the outbox and the user still gets a reply, told plainly that memory is degraded, as with a
 locked SQLite file. Each case is a real condition, the process's services opened from the
-environment as a server's are (nothing installed, no fake store):
+environment as a server's are (nothing installed, no fake store).
 
+The cases:
 - the graph store down: Neo4j at an address where nothing answers (the Neo4j backend);
 - the SQLite file's directory read-only (a read-only bind mount when running as root, `chmod`
   else): the embedded default's graph store cannot be opened; with the whole data directory
