@@ -22,6 +22,7 @@ from cli import (
     keys_commands,
     knowledge_commands,
     mcp_commands,
+    outbox_commands,
     pin_commands,
     shard_commands,
     sleep_commands,
@@ -85,6 +86,12 @@ eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
 eval_app.command("convert")(eval_commands.convert)
 app.add_typer(eval_app, name="eval")
+
+outbox_app = typer.Typer(help="Outbox records the graph store refused (the dead letter).")
+outbox_app.command("list")(outbox_commands.list_)
+outbox_app.command("replay")(outbox_commands.replay)
+outbox_app.command("drop")(outbox_commands.drop)
+app.add_typer(outbox_app, name="outbox")
 
 keys_app = typer.Typer(help="API keys of the served graphs (each bound to one user).")
 keys_app.command("add")(keys_commands.add)

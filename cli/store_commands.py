@@ -55,6 +55,11 @@ def sweep(
             filed = await drain_outbox(services, submit=False)  # the sweep below runs them
             if filed.applied or filed.error:
                 console.print(f"outbox: {filed.applied} turns filed into the graph store")
+            if filed.dead:
+                err.print(
+                    f"  outbox: {filed.dead} records refused by the graph store went to the dead "
+                    "letter; `mneme outbox list` shows them"
+                )
             if filed.error:
                 err.print(f"  outbox not fully filed: {safe(filed.error)}")
             with progress_bar() as bar:

@@ -2,9 +2,9 @@
 
 The first node of a turn. The user's message is written verbatim as a `pending` episode whose
 uid is its source (tenant, thread, message id), so a retried run writes nothing twice. If the
-graph store cannot take it (down, locked, read-only, or failed in the last
-`MNEME_STORE_RETRY_S` seconds), the turn goes to the process's durable outbox and memory is
-*degraded*; if even the outbox fails, the turn is *not remembered*. `respond` tells the user
+graph store cannot take it (down, locked, read-only, or unreachable in the last
+`MNEME_STORE_RETRY_S` seconds: only unavailability trips that breaker, never a refusal of one
+record), the turn goes to the process's durable outbox and memory is *degraded*; if even the outbox fails, the turn is *not remembered*. `respond` tells the user
 which, and `remember` completes the episode with the reply after it.
 
 A message over `MNEME_MAX_MESSAGE_BYTES` is refused unwritten. The thread state keeps a bounded
@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 from memory.schema import NO_THREAD, episode_uid, utcnow
 from memory.services import Services, get_services
 from memory.settings import Settings, get_settings
+from memory.stores.errors import unavailable
 from memory.write.episodes import InvalidInput, outbox_record, remember
 from memory.write.outbox import OutboxError, write_path
 from nodes.context import Context, context_of
@@ -123,7 +124,8 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             log.warning("graph store did not take the turn (%s); using the outbox", error)
-            breaker.trip(settings.store_retry_s, error)
+            if unavailable(exc):  # a refusal of this record says nothing about the next turns
+                breaker.trip(settings.store_retry_s, error)
     try:
         outbox.append(
             outbox_record(

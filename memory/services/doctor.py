@@ -3,7 +3,8 @@
 Checks settings, connectivity to each store, that the embedder loads and answers, schema version and the agreement of graph and
 vectors: episodes without vectors, vectors without episodes, session summaries without
 vectors, episodes stuck before `indexed`;
-and the write path: turns waiting in the outbox (depth and age) and quarantined episodes with
+and the write path: turns waiting in the outbox (depth and age), records in its dead letter,
+and quarantined episodes with
 their reasons. It reads across tenants (a maintenance view) and changes nothing.
 """
 
@@ -61,7 +62,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
     except ConfigError as exc:
         report.add("settings", False, str(exc))
         return report
-    _check_outbox(settings, report)
+    check_outbox(settings, report)
     misspelled = unknown_variables()
     report.add(
         "environment",
@@ -258,8 +259,18 @@ async def _check_consistency(services: Services, report: DoctorReport) -> None:
     )
 
 
-def _check_outbox(settings: Settings, report: DoctorReport) -> None:
+def check_outbox(settings: Settings, report: DoctorReport) -> None:
+    """Report the turns waiting in the outbox and the records in its dead letter."""
     state = Outbox(settings.resolved_outbox_dir).state()
+    report.add(
+        "dead letter",
+        state.dead == 0,
+        "no outbox record was refused by the graph store"
+        if state.dead == 0
+        else f"{state.dead} record(s) of {state.dead_tenants} user(s) were refused by the graph "
+        "store and will NOT be filed on their own; `mneme outbox list` shows why, `mneme outbox "
+        "replay --user U` files them again, `mneme outbox drop --user U` discards them",
+    )
     if state.depth == 0 and not state.unreadable:
         report.add("outbox", True, "no turns waiting for the graph store")
         return

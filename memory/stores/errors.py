@@ -24,6 +24,16 @@ class StoreLocked(StoreUnavailable):
         self.holder = holder
 
 
+class StoreClosed(StoreUnavailable):
+    """A store this process already closed (shutting down); a later process will reach it."""
+
+
+def unavailable(exc: BaseException) -> bool:
+    """True when `exc` says the store could not be reached (down, locked, closed, a network or
+    disk error): worth retrying as it is. False when the store answered and refused."""
+    return isinstance(exc, StoreUnavailable | OSError | TimeoutError)
+
+
 class SchemaMismatch(StoreError):
     """The store holds data of another schema version or another embedder; re-index or migrate."""
 

@@ -33,11 +33,11 @@ from memory.schema import VECTOR_KINDS, VectorKind, collection_name
 from memory.stores.base import (
     SearchRequest,
     SparseVector,
-    StoreError,
     VectorFilter,
     VectorHit,
     VectorPoint,
 )
+from memory.stores.errors import StoreClosed
 from memory.stores.qdrant_edge_query import HNSW_EF, edge_filter, edge_point, plan_edge_search
 from memory.stores.qdrant_edge_shards import FLUSH_EVERY, Shards, lock_directory
 from memory.stores.qdrant_query import clamp_weights, decode_payload
@@ -100,7 +100,7 @@ class EdgeIndex(VectorIndex):
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         if self._closed:
-            raise StoreError(f"the Qdrant Edge index at {self.path} is closed")
+            raise StoreClosed(f"the Qdrant Edge index at {self.path} is closed")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(*args))
 

@@ -36,6 +36,7 @@ from memory.tenant import InvalidTenant, problem, tenant_id
 from memory.text.chunking import Derivative, split_turn
 from memory.text.sparse import encode_document
 from memory.write import limits, quarantine
+from memory.write.deadletter import DeadLetter, ReplayReport
 from memory.write.limits import InvalidInput, TooLarge
 from memory.write.outbox import DrainReport, write_path
 
@@ -186,8 +187,21 @@ async def drain_outbox(services: Services, *, submit: bool = True) -> DrainRepor
     if report.applied and report.error is None:
         breaker.reset()
     if report.applied or report.error:
-        log.info("outbox: %d records filed, %s", report.applied, report.error or "none left")
+        log.info("outbox: %d filed, %d refused: %s", report.applied, report.dead, report.error)
     return report
+
+
+async def replay_dead_letters(
+    services: Services, tenant: str, *, uid: str | None = None, submit: bool = True
+) -> ReplayReport:
+    """File `tenant`'s dead-lettered outbox records (only `uid`'s, when given) again; those the
+    store takes leave the dead letter (`memory.write.deadletter`)."""
+    dead = DeadLetter.of(services.settings.resolved_outbox_dir)
+
+    async def apply(record: dict[str, object]) -> None:
+        await apply_outbox_record(services, record, submit=submit)
+
+    return await dead.replay(apply, tenant, utcnow().timestamp(), uid=uid)
 
 
 def derivative_id(tenant: str, episode_uid: str, index: int) -> str:

@@ -6,9 +6,12 @@ When a turn cannot be written to the graph store, it is appended to this process
 power cut. The owning process holds an exclusive `flock` on its file while it lives.
 
 `drain` replays every file whose owner is gone (the lock is free) and this process's own, oldest
-first and line by line in order, through `apply`; a file is deleted only when all of its records
-were applied, and an `apply` that fails stops that file there (the rest wait for the next drain,
-so order is kept). A record is a whole episode under its deterministic uid, so a replay after a
+first and line by line in order, through `apply`; a file is deleted only when each of its records
+was applied or moved to the dead letter. An `apply` that fails because the store cannot be
+reached (`memory.stores.errors.unavailable`) stops the drain there (the rest wait for the next
+drain, so order is kept); one the store refuses for any other reason moves that record to its
+tenant's dead letter (`memory.write.deadletter`) and the drain goes on, so no record holds back
+another tenant's. A record is a whole episode under its deterministic uid, so a replay after a
 crash half-way through a file writes nothing twice. A torn last line (a crash inside `write`) was
 never acknowledged and is skipped.
 
@@ -30,6 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory.stores.errors import unavailable
+from memory.write.deadletter import DeadLetter
+
 log = logging.getLogger("mneme.outbox")
 
 Record = dict[str, Any]
@@ -42,12 +48,14 @@ class OutboxError(OSError):
 
 @dataclass(slots=True)
 class DrainReport:
-    """What a drain did: records applied, files finished, and the first failure if any."""
+    """What a drain did: records applied, records moved to the dead letter, files finished,
+    and the failure that stopped it (the store could not be reached) if any."""
 
     applied: int = 0
     files: int = 0
     skipped_torn: int = 0
     error: str | None = None
+    dead: int = 0
 
 
 @dataclass(slots=True)
@@ -58,6 +66,9 @@ class OutboxState:
     files: int = 0
     oldest_at: float | None = None
     unreadable: list[str] = field(default_factory=list)
+    dead: int = 0
+    """Records in the dead letter (refused by the store; an operator replays or drops them)."""
+    dead_tenants: int = 0
 
 
 class Outbox:
@@ -66,6 +77,8 @@ class Outbox:
     def __init__(self, directory: Path) -> None:
         """An outbox under `directory`; nothing is created until the first append."""
         self.directory = Path(directory)
+        self.dead = DeadLetter.of(self.directory)
+        """Where the records the store refuses go (see the module docstring)."""
         self._fd: int | None = None
         self._path: Path | None = None
         self._lock = threading.Lock()
@@ -127,6 +140,8 @@ class Outbox:
             if records:
                 first = float(records[0].get("written_at", path.stat().st_mtime))
                 out.oldest_at = first if out.oldest_at is None else min(out.oldest_at, first)
+        letters = self.dead.letters()
+        out.dead, out.dead_tenants = len(letters), len({x.tenant for x in letters})
         return out
 
     async def drain(self, apply: Apply) -> DrainReport:
@@ -159,12 +174,32 @@ class Outbox:
             try:
                 await apply(record)
             except Exception as exc:
-                report.error = f"{type(exc).__name__}: {exc}"
-                log.warning("outbox: %s stays for the next drain (%s)", path.name, exc)
-                return False
+                error = f"{type(exc).__name__}: {exc}"
+                if unavailable(exc) or not self._bury(record, error, report):
+                    report.error = error
+                    log.warning("outbox: %s stays for the next drain (%s)", path.name, exc)
+                    return False
+                continue
             report.applied += 1
         _remove(path)
         report.files += 1
+        return True
+
+    def _bury(self, record: Record, error: str, report: DrainReport) -> bool:
+        """Move a refused record to its tenant's dead letter; False if that failed too."""
+        try:
+            if self.dead.add(record, error, time.time()):
+                report.dead += 1
+        except OSError as exc:
+            log.error("outbox: the dead letter is not writable (%s)", exc)
+            return False
+        log.error(
+            "outbox: a record of tenant %r (uid %s) was refused (%s); it is in the dead letter "
+            "(`mneme outbox list`)",
+            record.get("tenant"),
+            record.get("uid"),
+            error,
+        )
         return True
 
 

@@ -38,7 +38,7 @@ from neo4j.exceptions import (
 
 from memory.schema import SCHEMA_VERSION
 from memory.settings import ConfigError, Settings
-from memory.stores.errors import SchemaMismatch, StoreError, StoreUnavailable
+from memory.stores.errors import SchemaMismatch, StoreClosed, StoreError, StoreUnavailable
 from memory.stores.neo4j.props import Props
 
 T = TypeVar("T")
@@ -240,7 +240,7 @@ class Neo4jConnection:
         the message; deadlocks and other transient errors are retried for `TRANSIENT_RETRY_S`.
         """
         if self._closed:
-            raise StoreError(f"the Neo4j graph store for {self.uri} is closed")
+            raise StoreClosed(f"the Neo4j graph store for {self.uri} is closed")
         if lazy_setup and not self._ready:
             await self._ensure_ready()
         started = time.monotonic()

@@ -22,7 +22,7 @@ from typing import ClassVar, Concatenate, ParamSpec, Self, TypeVar
 
 from memory.schema import SCHEMA_VERSION
 from memory.settings import Settings
-from memory.stores.errors import SchemaMismatch, StoreError, StoreUnavailable
+from memory.stores.errors import SchemaMismatch, StoreClosed, StoreUnavailable
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -201,7 +201,7 @@ class SqliteConnection:
 
     async def _call(self, lazy_setup: bool, fn: Callable[..., T], *args: object) -> T:
         if self._closed:
-            raise StoreError(f"the SQLite graph store at {self.path} is closed")
+            raise StoreClosed(f"the SQLite graph store at {self.path} is closed")
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(
