@@ -30,7 +30,7 @@ def list_() -> None:
 
 def replay(user: str = USER, uid: str | None = UID) -> None:
     """File a user's refused records again (after removing their cause); exit 1 if any stay."""
-    from memory.write.episodes import replay_dead_letters
+    from memory.write.filing import replay_dead_letters
 
     async def main() -> int:
         async with opened(bookkeeping=True) as services:

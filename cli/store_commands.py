@@ -47,8 +47,8 @@ def sweep(
     """File the outbox, then run bookkeeping for every episode left unfinished."""
     from graph.bookkeeping import run_episode
     from memory.schema import Episode
-    from memory.write.episodes import drain_outbox
     from memory.write.episodes import sweep as sweep_episodes
+    from memory.write.filing import drain_outbox
 
     async def main() -> bool:
         async with opened() as services:

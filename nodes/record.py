@@ -24,7 +24,8 @@ from memory.schema import NO_THREAD, episode_uid, utcnow
 from memory.services import Services, get_services
 from memory.settings import Settings, get_settings
 from memory.stores.errors import unavailable
-from memory.write.episodes import InvalidInput, outbox_record, remember
+from memory.write.episodes import InvalidInput, remember
+from memory.write.filing import outbox_record
 from memory.write.outbox import OutboxError, write_path
 from nodes.context import Context, context_of
 from nodes.state import AgentState, Recorded

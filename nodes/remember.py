@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from memory.schema import ESS, ReasoningType, as_utc, episode_uid, utcnow
-from memory.write.episodes import outbox_record
+from memory.write.filing import outbox_record
 from memory.write.outbox import OutboxError, write_path
 from nodes.context import Context, context_of
 from nodes.record import OUTBOX, STORED, services_or_settings, source_of, thread_of

@@ -57,7 +57,8 @@ from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
 from memory.stores.base import NotFound
 from memory.tenant import InvalidTenant, TenantId, tenant_id
-from memory.write.episodes import drain_outbox, remember
+from memory.write.episodes import remember
+from memory.write.filing import drain_outbox
 from memory.write.limits import InvalidInput, TooLarge, check_time, check_turn
 from memory.write.sessions import without_episode
 

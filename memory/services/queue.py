@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 from memory.schema import Episode
 from memory.sleep.leases import Busy, holding
 from memory.write import quarantine
-from memory.write.episodes import SweepReport, drain_outbox, sweep
+from memory.write.episodes import SweepReport, sweep
+from memory.write.filing import drain_outbox
 
 if TYPE_CHECKING:
     from memory.services.core import Services

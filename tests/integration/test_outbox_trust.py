@@ -18,7 +18,8 @@ from memory.schema import NewEpisode, episode_uid
 from memory.services import ChatModels, Services
 from memory.services.doctor import DoctorReport, check_outbox
 from memory.write.deadletter import DeadLetter
-from memory.write.episodes import drain_outbox, outbox_record, remember, replay_dead_letters
+from memory.write.episodes import remember
+from memory.write.filing import drain_outbox, outbox_record, replay_dead_letters
 from memory.write.outbox import write_path
 from tests.conftest import installed
 

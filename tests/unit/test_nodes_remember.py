@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from memory.schema import EpisodeStatus
 from memory.services.queue import BookkeepingQueue
-from memory.write.episodes import drain_outbox
+from memory.write.filing import drain_outbox
 from memory.write.outbox import write_path
 from nodes.record import record
 from nodes.remember import remember
