@@ -1,7 +1,9 @@
 """record: make the user's side of the turn durable before anything else, and say how.
 
-The first node of a turn. The user's message is written verbatim as a `pending` episode whose
-uid is its source (tenant, thread, message id), so a retried run writes nothing twice. If the
+The first node of a turn. Every user message of the run (those since the agent's last reply;
+the reply answers the last) is written verbatim as a `pending` episode whose uid is its source
+(tenant, thread, message id, else position), so a retried run writes nothing twice, and a known
+id arriving with other words is a *conflict* the reply reports (nothing is written for it). If the
 graph store cannot take it (down, locked, read-only, or unreachable in the last
 `MNEME_STORE_RETRY_S` seconds: only unavailability trips that breaker, never a refusal of one
 record), the turn goes to the process's durable outbox and memory is *degraded*; if even the outbox fails, the turn is *not remembered*. `respond` tells the user
@@ -15,6 +17,7 @@ later run of the thread.
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from langchain_core.messages import HumanMessage
@@ -24,11 +27,11 @@ from memory.schema import NO_THREAD, episode_uid, utcnow
 from memory.services import Services, get_services
 from memory.settings import Settings, get_settings
 from memory.stores.errors import unavailable
-from memory.write.episodes import InvalidInput, remember
+from memory.write.episodes import Conflict, InvalidInput, remember
 from memory.write.filing import outbox_record
 from memory.write.outbox import OutboxError, write_path
 from nodes.context import Context, context_of
-from nodes.state import AgentState, Recorded
+from nodes.state import AgentState, Earlier, Recorded
 from tasks.content import THREAD_CHARS, Turn, bounded, last_human, read_turn, stored_user_text
 
 log = logging.getLogger("mneme.nodes.record")
@@ -38,6 +41,7 @@ OUTBOX: Final = "outbox"
 NOT_REMEMBERED: Final = "not_remembered"
 REFUSED: Final = "refused"
 EMPTY: Final = "empty"
+CONFLICT: Final = "conflict"
 
 
 def thread_of(runtime: Runtime[Context]) -> str:
@@ -81,30 +85,84 @@ async def services_or_settings() -> tuple[Services | None, Settings, str | None]
     return services, services.settings, None
 
 
+def unanswered(messages: list[Any]) -> list[int]:
+    """The positions of the user's messages since the agent's last reply (this run's)."""
+    out: list[int] = []
+    for i, message in enumerate(messages):
+        kind = getattr(message, "type", "")
+        if kind == "ai":
+            out = []
+        elif kind == "human":
+            out.append(i)
+    return out
+
+
 async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the user's message durably (graph store, else outbox) and say which."""
+    """Write every user message of the run durably (graph store, else outbox) and say how the
+    last one (the one the reply answers) went, and any earlier one that was not stored."""
     ctx = context_of(runtime.context)
     messages = state.get("messages") or []
     full = read_turn(messages)
     turn: Turn = {**full, "text": bounded(full["text"], THREAD_CHARS)}  # the state's copy
+    services, settings, error = await services_or_settings()
+    thread = thread_of(runtime)
+    at = utcnow()
+    earlier: list[Earlier] = []
+    copies: list[HumanMessage] = []
+    last = last_human(messages)
+    before = [i for i in unanswered(messages) if messages[i] is not last]
+    for n, i in enumerate(before):
+        said = read_turn(messages[: i + 1])
+        if said["empty"]:
+            continue
+        when = at - timedelta(milliseconds=len(before) - n)  # in the order they were sent
+        done = await keep(ctx.user_id, thread, said, messages[: i + 1], when, services, settings)
+        if done["outcome"] == STORED and services is not None and not done.get("duplicate"):
+            services.bookkeeping.submit(ctx.user_id, str(done["uid"]))
+        if done["outcome"] != STORED:
+            earlier.append(Earlier(uid=str(done.get("uid", "")), outcome=done["outcome"]))
+            earlier[-1]["reason"] = str(done.get("reason", ""))
+        copies += bounded_copy(
+            messages[: i + 1], {**said, "text": bounded(said["text"], THREAD_CHARS)}
+        )
     episode: Recorded
     if turn["empty"]:
         episode = {"stored": False, "outcome": EMPTY, "reason": "empty message"}
-        return {"turn": turn, "episode": episode}
-    services, settings, error = await services_or_settings()
+    else:
+        episode = await keep(ctx.user_id, thread, full, messages, at, services, settings, error)
+        copies += bounded_copy(messages, turn)
+    if earlier:
+        episode["earlier"] = earlier
+    return {"turn": turn, "episode": episode, "messages": copies}
+
+
+async def keep(
+    tenant: str,
+    thread: str,
+    full: Turn,
+    messages: list[Any],
+    at: datetime,
+    services: Services | None,
+    settings: Settings,
+    error: str | None = None,
+) -> Recorded:
+    """Write one user message (`full`, the last of `messages`) to the graph store, else the
+    outbox, and say how it went."""
     size = len(str(full["text"]).encode("utf-8", "surrogatepass"))
     if size > settings.max_message_bytes:
         reason = (
             f"the message is {size:,} bytes; at most {settings.max_message_bytes:,} can be "
             "remembered (MNEME_MAX_MESSAGE_BYTES); split it into several"
         )
-        episode = {"stored": False, "outcome": REFUSED, "reason": reason}
-        return {"turn": turn, "episode": episode, "messages": bounded_copy(messages, turn)}
-    thread = thread_of(runtime)
-    uid = episode_uid(ctx.user_id, thread, source_of(turn, messages))
-    at = utcnow()
+        return {"stored": False, "outcome": REFUSED, "reason": reason}
+    uid = episode_uid(tenant, thread, source_of(full, messages))
     user_text = stored_user_text(full)
-    episode = {"uid": uid, "thread_id": thread, "created_at": at.isoformat(), "chars": size}
+    episode: Recorded = {
+        "uid": uid,
+        "thread_id": thread,
+        "created_at": at.isoformat(),
+        "chars": size,
+    }
     if "\x00" in user_text:  # no store keeps NUL; say so rather than drop it silently
         episode["removed_nul"] = user_text.count("\x00")
     outbox, breaker = write_path(settings.resolved_outbox_dir)
@@ -112,16 +170,20 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     if services is not None and breaker.allows():
         try:
             result = await remember(
-                services, tenant=ctx.user_id, thread_id=thread, user_text=user_text, at=at, uid=uid
+                services, tenant=tenant, thread_id=thread, user_text=user_text, at=at, uid=uid
             )
             breaker.reset()
             if outbox.files():
                 services.bookkeeping.drain_outbox_soon()
-            episode |= {"stored": True, "outcome": STORED, "duplicate": result.duplicate}
-            return {"turn": turn, "episode": episode, "messages": bounded_copy(messages, turn)}
+            return episode | {"stored": True, "outcome": STORED, "duplicate": result.duplicate}
+        except Conflict:
+            reason = (
+                f"its id {full.get('message_id')!r} names an earlier message with other words; "
+                "send the changed message as a new message (a new id)"
+            )
+            return episode | {"stored": False, "outcome": CONFLICT, "reason": reason}
         except InvalidInput as exc:
-            episode |= {"stored": False, "outcome": REFUSED, "reason": str(exc)}
-            return {"turn": turn, "episode": episode}
+            return episode | {"stored": False, "outcome": REFUSED, "reason": str(exc)}
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             log.warning("graph store did not take the turn (%s); using the outbox", error)
@@ -131,7 +193,7 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         outbox.append(
             outbox_record(
                 uid=uid,
-                tenant=ctx.user_id,
+                tenant=tenant,
                 thread_id=thread,
                 user_text=user_text,
                 agent_text=None,
@@ -141,7 +203,9 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         )
     except OutboxError as exc:
         log.error("the outbox failed too (%s); this turn is NOT remembered", exc)
-        episode |= {"stored": False, "outcome": NOT_REMEMBERED, "reason": "memory unavailable"}
-        return {"turn": turn, "episode": episode}
-    episode |= {"stored": True, "outcome": OUTBOX, "reason": "memory store unavailable"}
-    return {"turn": turn, "episode": episode, "messages": bounded_copy(messages, turn)}
+        return episode | {
+            "stored": False,
+            "outcome": NOT_REMEMBERED,
+            "reason": "memory unavailable",
+        }
+    return episode | {"stored": True, "outcome": OUTBOX, "reason": "memory store unavailable"}

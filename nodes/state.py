@@ -97,7 +97,19 @@ class Evidence(TypedDict):
     """Set by the gate: beliefs may move on this message."""
 
 
-Outcome = Literal["stored", "outbox", "not_remembered", "refused", "empty"]
+Outcome = Literal["stored", "outbox", "not_remembered", "refused", "empty", "conflict"]
+
+
+@with_config(_DESCRIBED)
+class Earlier(TypedDict, total=False):
+    """How an earlier user message of the run was recorded, when not stored normally."""
+
+    uid: str
+    """Its episode's uid ('' when it was refused before one was made)."""
+    outcome: Outcome
+    """outbox, not_remembered, refused or conflict."""
+    reason: str
+    """Why."""
 
 
 @with_config(_DESCRIBED)
@@ -106,7 +118,8 @@ class Recorded(TypedDict, total=False):
 
     outcome: Outcome
     """stored (graph store), outbox (kept locally until the store is back), not_remembered,
-    refused (too large, or invalid) or empty (no text)."""
+    refused (too large, or invalid), conflict (its id names an earlier message with other
+    words: not written) or empty (no text)."""
     stored: bool
     """True when the user's message is durable (graph store or outbox)."""
     reason: str
@@ -127,6 +140,8 @@ class Recorded(TypedDict, total=False):
     """True when its bookkeeping was queued (else the sweep finishes it)."""
     reply_stored: bool | Literal["outbox"]
     """Whether the reply was attached (True), kept in the outbox, or lost (False)."""
+    earlier: list[Earlier]
+    """The run's earlier user messages (before the one the reply answers) not stored normally."""
 
 
 @with_config(_DESCRIBED)

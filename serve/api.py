@@ -57,13 +57,14 @@ from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
 from memory.stores.base import NotFound
 from memory.tenant import InvalidTenant, TenantId, tenant_id
-from memory.write.episodes import remember
+from memory.write.episodes import Conflict, remember
 from memory.write.filing import drain_outbox
 from memory.write.limits import InvalidInput, TooLarge, check_time, check_turn
 from memory.write.sessions import without_episode
 
 __all__ = [
     "AddResult",
+    "Conflict",
     "BeliefView",
     "ConceptView",
     "DeleteReport",
@@ -475,9 +476,11 @@ class Memory:
 
         `when` is the first turn's time (default now; later turns follow 1 ms apart), no later
         than now plus `memory.write.limits.FUTURE_SKEW`. A message with an `id` is idempotent:
-        adding it again writes nothing (`duplicates`). Raises `InvalidInput` naming the field for
-        an empty or oversized message (`TooLarge`), a bad thread or a future `when`; nothing is
-        written then (every turn is checked before the first is).
+        adding it again writes nothing (`duplicates`); adding an id already remembered with
+        other words raises `Conflict` (nothing written for it, nor for the turns after it).
+        Raises `InvalidInput` naming the field for an empty or oversized message (`TooLarge`), a
+        bad thread or a future `when`; nothing is written then (every turn is checked before the
+        first is).
         """
         tenant = _check_user(user)
         turns = _turns(messages)
@@ -488,15 +491,21 @@ class Memory:
         check_time("when", start + timedelta(milliseconds=len(turns) - 1))
         result = AddResult(uids=[])
         for i, (user_text, agent_text, source) in enumerate(turns):
-            done = await remember(
-                self.services,
-                tenant=tenant,
-                thread_id=thread,
-                user_text=user_text,
-                agent_text=agent_text,
-                at=start + timedelta(milliseconds=i),
-                uid=episode_uid(tenant, thread, source) if source else new_uid(),
-            )
+            try:
+                done = await remember(
+                    self.services,
+                    tenant=tenant,
+                    thread_id=thread,
+                    user_text=user_text,
+                    agent_text=agent_text,
+                    at=start + timedelta(milliseconds=i),
+                    uid=episode_uid(tenant, thread, source) if source else new_uid(),
+                )
+            except Conflict:
+                raise Conflict(
+                    f"messages[{i}].id {source!r} was already remembered with other words; an id "
+                    "names one message: send the changed message under a new id"
+                ) from None
             result.uids.append(done.uid)
             if done.duplicate:
                 result.duplicates.append(done.uid)

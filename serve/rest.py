@@ -49,6 +49,7 @@ from serve.api import (
     AddResult,
     BeliefView,
     ConceptView,
+    Conflict,
     DeleteReport,
     DiaryView,
     EmotionView,
@@ -127,6 +128,8 @@ async def answer(work: Callable[[Memory], Awaitable[T]]) -> T:
         return await work(Memory(await get_services()))
     except TooLarge as exc:
         raise HTTPException(413, str(exc)) from None
+    except Conflict as exc:
+        raise HTTPException(409, str(exc)) from None
     except InvalidInput as exc:
         raise HTTPException(422, str(exc)) from None
     except NotFound as exc:

@@ -64,6 +64,7 @@ MEMORY_NOTES = {
     ),
     "not_remembered": "(I could not save this message, so I will not remember it.)",
     "refused": "(This message was not saved: {reason}.)",
+    "conflict": "(This message was not saved: {reason}.)",
 }
 """The fixed note a reply ends with when the turn was not stored normally (by `record` outcome)."""
 
@@ -71,6 +72,10 @@ MEMORY_STATUS = {
     "outbox": "Your long-term memory is degraded: this message is kept locally, not yet filed.",
     "not_remembered": "This message could NOT be saved: never say you will remember it.",
     "refused": "This message was too large to save: never say you will remember it.",
+    "conflict": (
+        "This message was NOT saved (its id names an earlier message with other words): never "
+        "say you will remember it."
+    ),
 }
 """What the reply's system prompt says about the write (the model must not promise memory)."""
 
@@ -349,6 +354,12 @@ def memory_note(episode: Mapping[str, Any]) -> str:
     outcome = str(episode.get("outcome", "stored"))
     nul = int(episode.get("removed_nul", 0))
     note = f"\n\n({nul} NUL characters in your message were not kept.)" if nul else ""
+    for earlier in episode.get("earlier") or []:  # the run's other messages not stored normally
+        said = MEMORY_NOTES.get(str(earlier.get("outcome")), "").format(
+            reason=earlier.get("reason", "")
+        )
+        if said:
+            note += "\n\n(One of your earlier messages: " + said.strip("()") + ")"
     if outcome not in MEMORY_NOTES:
         return note
     return "\n\n" + MEMORY_NOTES[outcome].format(reason=episode.get("reason", "too large")) + note

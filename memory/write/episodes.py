@@ -27,6 +27,7 @@ from memory.schema import (
     NewEpisode,
     VectorKind,
     as_utc,
+    clean_text,
     new_uid,
     stable_uid,
     utcnow,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from memory.services import Services
 
 __all__ = [
+    "Conflict",
     "Derivative",
     "InvalidInput",
     "RememberResult",
@@ -53,6 +55,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+class Conflict(InvalidInput):
+    """A write names an episode the tenant already has, with other words (a message id reused
+    for another message): nothing is written, and the caller is told, never a silent duplicate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +100,12 @@ async def remember(
     """Persist a turn as a `pending` episode in one small transaction and return its uid.
 
     `uid` is the episode's identity (`memory.schema.episode_uid` of its source; default: a new
-    one). Writing a uid the tenant already has is a retry: it returns `duplicate=True` and
-    writes nothing. The same words under another uid are another episode. A turn that breaks a
-    limit of `memory.write.limits` (the tenant rule, the message size, a time later than now
-    plus `FUTURE_SKEW`, ...) raises `InvalidInput` and writes nothing.
+    one). Writing a uid the tenant already has with the same words is a retry: it returns
+    `duplicate=True` and writes nothing; with other words (the user's side, or a reply given
+    here that differs from the stored one) it raises `Conflict` and writes nothing. The same
+    words under another uid are another episode. A turn that breaks a limit of
+    `memory.write.limits` (the tenant rule, the message size, a time later than now plus
+    `FUTURE_SKEW`, ...) raises `InvalidInput` and writes nothing.
     """
     try:
         tenant_id(tenant)  # the one tenant rule; refused, never cleaned
@@ -120,6 +129,16 @@ async def remember(
         ess=ess,
     )
     result = await services.graph.episodes.create(episode)
+    if result.duplicate:
+        stored = await services.graph.episodes.get(tenant, result.uid)
+        if stored is not None and (
+            stored.user_text != clean_text(user_text)
+            or (agent_text and stored.agent_text != clean_text(agent_text))
+        ):
+            raise Conflict(
+                f"episode {result.uid} was already remembered with other words; a message id "
+                "names one message: send a changed message under a new id"
+            )
     return RememberResult(uid=result.uid, duplicate=result.duplicate)
 
 
