@@ -59,6 +59,7 @@ from memory.stores.base import NotFound
 from memory.tenant import InvalidTenant, TenantId, tenant_id
 from memory.write.episodes import Conflict, remember
 from memory.write.filing import drain_outbox
+from memory.write.imports import export_key, imported_uid, uid_proof
 from memory.write.limits import InvalidInput, TooLarge, check_time, check_turn
 from memory.write.sessions import without_episode
 
@@ -267,6 +268,11 @@ class ExportedEpisode(_Model):
     created_at: datetime
     ess: ESS | None = None
     pinned: bool = False
+    proof: str | None = Field(
+        default=None,
+        description="Proof that this installation exported this uid from this user "
+        "(memory.write.imports): an import keeps the uid only with it, else derives one.",
+    )
 
 
 class MemoryExport(_Model):
@@ -613,10 +619,12 @@ class Memory:
         """Replay an export's episodes as the user's, in time order, through the write path and
         the bookkeeping pipeline (run here, one episode after another, as `mneme ingest` does),
         so facts, beliefs and vectors are rebuilt as they were built. Episodes the user already
-        has are skipped (idempotent). Importing into another user gives the episodes new uids.
-        The whole export is checked first (`memory.write.limits`: sizes, times, threads): one
-        bad episode raises `InvalidInput` naming it (`TooLarge` for an oversized one) and
-        nothing is written."""
+        has are skipped (idempotent). An episode keeps its uid only when the user has it already
+        or the export's proof shows this installation exported it from this user; any other gets
+        a uid derived from this user (`memory.write.imports`), so an import never claims a uid
+        another user will need, and answers alike whatever other users hold. The whole export is
+        checked first (`memory.write.limits`: sizes, times, threads): one bad episode raises
+        `InvalidInput` naming it (`TooLarge` for an oversized one) and nothing is written."""
         tenant = _check_user(user)
         try:
             data = (
@@ -642,8 +650,10 @@ class Memory:
                 "without a pipeline: use Memory.open(), or Services.open(pipeline=run_episode)"
             )
         result = AddResult(uids=[])
+        key = export_key(self.services.settings.data_dir)
         for ep in sorted(data.episodes, key=lambda e: (e.created_at, e.uid)):
-            uid = ep.uid if data.user == tenant else stable_uid(tenant, "imported", ep.uid)
+            owned = await self.services.graph.episodes.get(tenant, ep.uid) is not None
+            uid = imported_uid(key, tenant, ep.uid, ep.proof, owned)
             done = await remember(
                 self.services,
                 tenant=tenant,
@@ -810,6 +820,7 @@ class Memory:
         episodes = sorted(
             await graph.episodes.get_many(tenant, uids), key=lambda e: (e.created_at, e.uid)
         )
+        key = export_key(self.services.settings.data_dir)
         features = []
         for f in await graph.features.list(tenant):
             row = f.model_dump(mode="json", exclude={"tenant"})
@@ -827,6 +838,7 @@ class Memory:
                     created_at=e.created_at,
                     ess=e.ess,
                     pinned=e.pinned,
+                    proof=uid_proof(key, tenant, e.uid),
                 )
                 for e in episodes
             ],
