@@ -47,7 +47,8 @@ class Letter:
 
 @dataclass(slots=True)
 class ReplayReport:
-    """What a replay did: records filed, records kept, and the last error if any."""
+    """What a replay did: records filed, records of those asked for still in the dead letter,
+    and the last error if any."""
 
     filed: int = 0
     kept: int = 0
@@ -166,7 +167,7 @@ class DeadLetter:
             return r if error is None else {**r, "error": error, "failed_at": at}
 
         self._keep_only(tenant, stays, update)
-        report.kept = len(self.letters(tenant))
+        report.kept = len([x for x in self.letters(tenant) if uid is None or x.uid == uid])
         return report
 
     def _keep_only(
