@@ -6,6 +6,12 @@ yet acknowledged, as a client retrying would) and takes the graph store and the 
 down for random intervals. At the end the stores are opened here, the outbox drained and every
 episode swept, and the audit counts: acknowledged turns lost (told "remembered" but not in the
 graph, or with other text), duplicates, vectors without an episode, and `mneme doctor`.
+
+With `hostile`, a second tenant attacks the first every tenth turn (`bench.fault_child.attack`:
+a forged `command` into `remember`, an import claiming the victim's next uids, refused records
+mid-stream in the outbox); the audit then also counts the victim's uids the hostile tenant
+holds (`claimed`) and the dead letter by tenant, which must hold only the hostile tenant's
+records (`mneme doctor` is then clean but for that).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.fault_child import turn_text
+from bench.fault_child import HOSTILE, VICTIM, turn_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,6 +49,20 @@ class FaultReport:
     doctor_ok: bool = False
     doctor: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    hostile: bool = False
+    claimed: list[str] = field(default_factory=list)
+    """The victim's acknowledged uids the hostile tenant holds (must be none)."""
+    dead_letters: dict[str, int] = field(default_factory=dict)
+    """Records in the outbox's dead letter, by tenant (only the hostile tenant's may be)."""
+
+    @property
+    def failed(self) -> bool:
+        """True when the audit found a loss, a duplicate, an orphan, a claim or an unwell doctor."""
+        foreign = set(self.dead_letters) - ({HOSTILE} if self.hostile else set())
+        return (
+            bool(self.lost or self.duplicates or self.orphans or self.claimed or foreign)
+            or not self.doctor_ok
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The report as plain data."""
@@ -78,9 +98,10 @@ def acknowledged(acks: Path) -> dict[int, tuple[str, str]]:
     return out
 
 
-def _start(work: Path, first: int, last: int) -> subprocess.Popen[bytes]:
+def _start(work: Path, first: int, last: int, hostile: bool) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "bench.fault_child"]
     args += [str(work / "data"), str(work / "acks"), str(work / "faults"), str(first), str(last)]
+    args += ["hostile"] if hostile else []
     with (work / "child.log").open("ab") as log:  # the child keeps its own descriptor
         return subprocess.Popen(
             args,
@@ -98,7 +119,9 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=60)
 
 
-def drive(work: Path, turns: int, kills: int, seed: int, deadline_s: float) -> FaultReport:
+def drive(
+    work: Path, turns: int, kills: int, seed: int, deadline_s: float, hostile: bool = False
+) -> FaultReport:
     """Run the child under the seeded fault schedule until every turn is acknowledged.
 
     The schedule is drawn up front: SIGKILLs after `kills` random numbers of acknowledged
@@ -106,7 +129,7 @@ def drive(work: Path, turns: int, kills: int, seed: int, deadline_s: float) -> F
     of the graph store or the vector store (0.5-3 s) after about one turn in five.
     """
     rng = random.Random(seed)
-    report = FaultReport(turns=turns)
+    report = FaultReport(turns=turns, hostile=hostile)
     faults = work / "faults"
     faults.mkdir(parents=True, exist_ok=True)
     kill_at = sorted(rng.sample(range(1, turns), min(kills, max(0, turns - 1))))
@@ -116,7 +139,7 @@ def drive(work: Path, turns: int, kills: int, seed: int, deadline_s: float) -> F
     )
     down: dict[str, float] = {}
     start = time.monotonic()
-    proc = _start(work, 0, turns)
+    proc = _start(work, 0, turns, hostile)
     try:
         while time.monotonic() - start < deadline_s:
             done = acknowledged(work / "acks")
@@ -125,7 +148,7 @@ def drive(work: Path, turns: int, kills: int, seed: int, deadline_s: float) -> F
             if proc.poll() is not None:  # finished its range or died: resume where it stopped
                 (faults / "done").unlink(missing_ok=True)
                 first = next((i for i in range(turns) if i not in done), turns)
-                proc = _start(work, first, turns)
+                proc = _start(work, first, turns, hostile)
             if kill_at and len(done) >= kill_at[0]:
                 kill_at.pop(0)
                 time.sleep(rng.uniform(0.0, 0.8))
@@ -160,6 +183,7 @@ async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultR
     from memory.services import Services
     from memory.services.doctor import run_doctor
     from memory.settings import Settings
+    from memory.write.deadletter import DeadLetter
     from memory.write.episodes import sweep
     from memory.write.filing import drain_outbox
 
@@ -186,7 +210,7 @@ async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultR
         report.told_not_remembered = sum(1 for _, o in acks.values() if o == "not_remembered")
         report.via_outbox = sum(1 for _, o in acks.values() if o == "outbox")
         episodes = await services.graph.episodes.list_by_status(
-            "fault", list(EpisodeStatus), 10_000_000
+            VICTIM, list(EpisodeStatus), 10_000_000
         )
         by_uid = {e.uid: e for e in episodes}
         for i, (uid, outcome) in sorted(acks.items()):
@@ -199,19 +223,31 @@ async def audit(work: Path, report: FaultReport, embedder: Any = None) -> FaultR
         report.duplicates = len(texts) - len(set(texts))
         report.unindexed = sum(e.status != EpisodeStatus.PROCESSED for e in episodes)
         with_vectors = await services.vectors.scroll_episode_uids("derivatives", None)
-        report.orphans = len(with_vectors - set(by_uid))
+        theirs = await services.graph.episodes.list_by_status(
+            HOSTILE, list(EpisodeStatus), 10_000_000
+        )
+        victims = {uid for uid, _ in acks.values()}
+        report.claimed = sorted(e.uid for e in theirs if e.uid in victims)
+        report.orphans = len(with_vectors - set(by_uid) - {e.uid for e in theirs})
+        for letter in DeadLetter.of(settings.resolved_outbox_dir).letters():
+            report.dead_letters[letter.tenant] = report.dead_letters.get(letter.tenant, 0) + 1
     finally:
         await services.close()
     doctor = await run_doctor(settings)
-    report.doctor_ok = doctor.ok
+    hostile_only = set(report.dead_letters) <= {HOSTILE}  # the attack's refused records
+    report.doctor_ok = all(
+        c.ok or (report.hostile and c.name == "dead letter" and hostile_only) for c in doctor.checks
+    )
     report.doctor = [f"{'ok' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in doctor.checks]
     return report
 
 
-async def bench_faults(turns: int, kills: int, seed: int, work: Path) -> FaultReport:
-    """The whole fault run: drive the child, then audit."""
+async def bench_faults(
+    turns: int, kills: int, seed: int, work: Path, hostile: bool = True
+) -> FaultReport:
+    """The whole fault run: drive the child (with the hostile tenant), then audit."""
     import asyncio
 
     deadline = 120.0 + turns * 3.0
-    report = await asyncio.to_thread(drive, work, turns, kills, seed, deadline)
+    report = await asyncio.to_thread(drive, work, turns, kills, seed, deadline, hostile)
     return await audit(work, report)

@@ -138,6 +138,12 @@ def faults(
     kills: int = typer.Option(3, min=0, help="SIGKILLs of the agent process at random points."),
     seed: int = typer.Option(1, help="Seed of the fault schedule."),
     work: str = typer.Option("", help="Working directory (default: a new temporary one)."),
+    hostile: bool = typer.Option(
+        True,
+        "--hostile/--no-hostile",
+        help="A second tenant attacks every tenth turn (forged command, uid squat by import, "
+        "refused records mid-outbox); the audit checks the victim lost nothing to it.",
+    ),
 ) -> None:
     """Acknowledged turns under random SIGKILLs and store outages, then an audit (lost, dups)."""
     import json
@@ -148,11 +154,11 @@ def faults(
     from bench.faults import bench_faults
 
     where = Path(work) if work else Path(tempfile.mkdtemp(prefix="mneme-faults-"))
-    report = run(lambda: bench_faults(turns, kills, seed, where))
+    report = run(lambda: bench_faults(turns, kills, seed, where, hostile))
     one, five, _ = os.getloadavg()
     console.print(json.dumps(report.as_dict(), indent=2))
     console.print(f"{os.cpu_count()} CPUs, load average {one:.2f} / {five:.2f}; work dir {where}")
-    if report.lost or report.duplicates or report.orphans or not report.doctor_ok:
+    if report.failed:
         raise typer.Exit(1)
 
 

@@ -59,7 +59,7 @@ from memory.stores.base import NotFound
 from memory.tenant import InvalidTenant, TenantId, tenant_id
 from memory.write.episodes import Conflict, remember
 from memory.write.filing import drain_outbox
-from memory.write.imports import export_key, imported_uid, uid_proof
+from memory.write.imports import export_key, import_turn, uid_proof
 from memory.write.limits import InvalidInput, TooLarge, check_time, check_turn
 from memory.write.sessions import without_episode
 
@@ -652,17 +652,17 @@ class Memory:
         result = AddResult(uids=[])
         key = export_key(self.services.settings.data_dir)
         for ep in sorted(data.episodes, key=lambda e: (e.created_at, e.uid)):
-            owned = await self.services.graph.episodes.get(tenant, ep.uid) is not None
-            uid = imported_uid(key, tenant, ep.uid, ep.proof, owned)
-            done = await remember(
+            done = await import_turn(
                 self.services,
-                tenant=tenant,
+                tenant,
+                key,
+                uid=ep.uid,
+                proof=ep.proof,
                 thread_id=ep.thread_id,
                 user_text=ep.user_text,
                 agent_text=ep.agent_text,
-                at=ep.created_at,
+                created_at=ep.created_at,
                 ess=ep.ess,
-                uid=uid,
             )
             result.uids.append(done.uid)
             if done.duplicate:

@@ -21,9 +21,15 @@ import hmac
 import logging
 import os
 import secrets
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memory.schema import stable_uid
+from memory.schema import ESS, stable_uid
+from memory.write.episodes import RememberResult, remember
+
+if TYPE_CHECKING:
+    from memory.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -89,3 +95,31 @@ def imported_uid(key: bytes | None, tenant: str, uid: str, proof: str | None, ow
     if owned or (expected is not None and hmac.compare_digest(given, expected.encode())):
         return uid
     return stable_uid(tenant, "imported", uid)
+
+
+async def import_turn(
+    services: Services,
+    tenant: str,
+    key: bytes | None,
+    *,
+    uid: str,
+    proof: str | None,
+    thread_id: str,
+    user_text: str,
+    agent_text: str,
+    created_at: datetime,
+    ess: ESS | None,
+) -> RememberResult:
+    """Write one exported turn as `tenant`'s through the write path, under the uid
+    `imported_uid` gives it (reads only `tenant`'s memory)."""
+    owned = await services.graph.episodes.get(tenant, uid) is not None
+    return await remember(
+        services,
+        tenant=tenant,
+        thread_id=thread_id,
+        user_text=user_text,
+        agent_text=agent_text,
+        at=created_at,
+        ess=ess,
+        uid=imported_uid(key, tenant, uid, proof, owned),
+    )
