@@ -135,7 +135,8 @@ async def bench_cluster(
     from memory.schema import Episode, episode_uid
     from memory.services import Services
     from memory.services.doctor import run_doctor
-    from memory.write.episodes import drain_outbox, remember, sweep
+    from memory.write.episodes import remember, sweep
+    from memory.write.filing import drain_outbox
 
     rng = random.Random(seed)
     report = ClusterReport(nodes=nodes, turns=turns, tenants=tenants)

@@ -251,7 +251,8 @@ async def audit(
     from memory.services import Services
     from memory.services.doctor import run_doctor
     from memory.settings import Settings
-    from memory.write.episodes import drain_outbox, sweep
+    from memory.write.episodes import sweep
+    from memory.write.filing import drain_outbox
 
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
