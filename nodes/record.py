@@ -120,8 +120,8 @@ async def record(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         if done["outcome"] == STORED and services is not None and not done.get("duplicate"):
             services.bookkeeping.submit(ctx.user_id, str(done["uid"]))
         if done["outcome"] != STORED:
-            earlier.append(Earlier(uid=str(done.get("uid", "")), outcome=done["outcome"]))
-            earlier[-1]["reason"] = str(done.get("reason", ""))
+            uid, reason = str(done.get("uid", "")), str(done.get("reason", ""))
+            earlier.append(Earlier(uid=uid, outcome=done["outcome"], reason=reason))
         copies += bounded_copy(
             messages[: i + 1], {**said, "text": bounded(said["text"], THREAD_CHARS)}
         )
