@@ -110,7 +110,7 @@ class DeadLetter:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
         return True
 
     def letters(self, tenant: str | None = None) -> list[Letter]:
@@ -192,7 +192,7 @@ class DeadLetter:
                 finally:
                     os.close(fd)
                 os.replace(tmp, path)
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
         return len(records) - len(kept)
 
     def _files(self) -> list[Path]:
@@ -220,7 +220,8 @@ def _read(path: Path) -> list[Record]:
     return out
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make the creations, renames and deletions in `directory` durable (best effort)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.stores.errors import unavailable
-from memory.write.deadletter import DeadLetter
+from memory.write.deadletter import DeadLetter, fsync_dir
 
 log = logging.getLogger("mneme.outbox")
 
@@ -106,7 +106,7 @@ class Outbox:
             path = self.directory / name
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
-            _fsync_dir(self.directory)
+            fsync_dir(self.directory)
             self._fd, self._path = fd, path
         return self._fd
 
@@ -237,18 +237,7 @@ def _read(path: Path) -> tuple[list[Record], int]:
 def _remove(path: Path) -> None:
     """Delete a drained file and make the deletion durable."""
     path.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(path.parent)
 
 
 class Breaker:
