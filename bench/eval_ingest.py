@@ -60,6 +60,8 @@ WRITE_PATH = (
     "memory.knowledge.goal_rules",
     "memory.knowledge.facts",
     "memory.write.outbox",
+    "memory.write.deadletter",
+    "memory.write.filing",
     "memory.write.quarantine",
     "memory.text.questions",
     "memory.text.relations",

@@ -68,7 +68,7 @@ async def index(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str,
     Chunks (LLM or splitter) get their context: third-person paraphrases as prospective
     questions and a context derivative with the previous turns (`memory.write.contextual`).
     """
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     notes = list(state.get("notes") or [])
     try:
         extraction = Extraction.model_validate(state["extraction"])
@@ -98,7 +98,7 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
     at the next trigger, it never fails the episode.
     """
     ctx = context_of(runtime.context)
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     usage = Usage()
     notes = list(state.get("notes") or [])
     try:  # the sponge exists from the first turn: version 1 is the starting personality
@@ -135,7 +135,7 @@ async def beliefs(state: BookkeepingState, runtime: Runtime[Context]) -> dict[st
 
 async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Topics and entities into the graph (`nodes.salience` then marks it `processed`)."""
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     graph, tenant = services.graph, episode.tenant
     notes = list(state.get("notes") or [])
     slugs: list[str] = []

@@ -55,7 +55,7 @@ def budgets_of(ctx: Context) -> Budgets:
 async def compress_thread(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Move the episode's thread's turns that left the verbatim window down the layers."""
     ctx = context_of(runtime.context)
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     usage = Usage()
     if episode.thread_id == NO_THREAD:  # stateless runs share no conversation
         return {"thread": {"moved": 0}, "usage": usage.update()}

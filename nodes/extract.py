@@ -33,7 +33,7 @@ async def extract_step(state: BookkeepingState, runtime: Runtime[Context]) -> di
     fallback), seeing the episode in its window of the thread and, with an LLM, the known facts
     that may bear on it."""
     ctx = context_of(runtime.context)
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     usage = Usage()
     notes: list[str] = []
     previous: list[Episode] = []

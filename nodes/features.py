@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from memory.beliefs.features import Proposal, absorb
 from memory.services import get_services
-from nodes.context import Context
+from nodes.context import Context, context_of
 from nodes.fallback import stage_note
 from nodes.state import BookkeepingState, episode_of
 from tasks.belief_assessment import ProposedFeature
@@ -25,7 +25,7 @@ async def features(state: BookkeepingState, runtime: Runtime[Context]) -> dict[s
     counters = list(state.get("feature_counters") or [])
     if not proposed and not counters:
         return {"features": {"created": [], "updated": [], "deleted": []}}
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     proposals = []
     for raw in proposed:
         try:

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 
 from memory.knowledge.facts import integrate
 from memory.services import get_services
-from nodes.context import Context
+from nodes.context import Context, context_of
 from nodes.fallback import stage_note
 from nodes.state import BookkeepingState, episode_of
 from tasks.extract import Extraction
@@ -29,7 +29,7 @@ from tasks.facts.propositions import (
 
 async def knowledge(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Facts from the extraction (or the offline heuristic), with dedup and supersession."""
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     previous = await services.graph.episodes.get_many(
         episode.tenant, list(state.get("window") or [])
     )

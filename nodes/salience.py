@@ -18,14 +18,14 @@ from memory.knowledge.goals import record_goals
 from memory.schema import EpisodeStatus, as_utc
 from memory.services import get_services
 from memory.sleep.salience import episode_salience, episode_utility
-from nodes.context import Context
+from nodes.context import Context, context_of
 from nodes.state import BookkeepingState, episode_of
 
 
 async def salience(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Score the episode at the time it was said (age 0), record its emotions and goals, and
     mark it `processed` (last, so a run killed before is redone whole)."""
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     tenant, uid = episode.tenant, episode.uid
     connections = (await services.graph.episodes.connections(tenant, [uid])).get(uid, 0)
     said = as_utc(episode.created_at)

@@ -28,7 +28,7 @@ from tasks.sessions import (
 async def sessions(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Summarise the sessions of the episode's thread that the episode finished."""
     ctx = context_of(runtime.context)
-    services, episode = await get_services(), episode_of(state)
+    services, episode = await get_services(), episode_of(state, context_of(runtime.context).user_id)
     usage = Usage()
     try:
         written = await summarise_thread(

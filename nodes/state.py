@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 from memory.retrieval.candidates import Candidate, Source
 from memory.schema import Episode, ReasoningType
 from memory.services.usage import merge_usage
+from memory.stores.errors import NotFound
 from tasks.content import Turn, read_turn
 from tasks.ess import EvidenceScore, Urgency
 from tasks.route import RouteDecision, RouteKind
@@ -217,10 +218,16 @@ def route_of(state: AgentState) -> Route:
     return state.get("route") or route_state(RouteDecision(kind="SIMPLE"))
 
 
-def episode_of(state: BookkeepingState) -> Episode:
+def episode_of(state: BookkeepingState, tenant: str) -> Episode:
     """The run's episode, as `load` read it (a stage never reads it again: each one is
-    idempotent, and a run after a crash loads it anew)."""
-    return Episode.model_validate(state["episode"])
+    idempotent, and a run after a crash loads it anew), if it is the run's user's (`tenant`,
+    from the context). The state is the caller's to set (`command: {goto, update}`), so an
+    episode of anyone else is `NotFound`, as `load` would say: a stage writes only to the
+    memory of the user the run is for."""
+    episode = Episode.model_validate(state["episode"])
+    if episode.tenant != tenant:
+        raise NotFound(f"episode {episode.uid!r} of tenant {tenant!r} does not exist")
+    return episode
 
 
 def turn_of(state: AgentState) -> Turn:
