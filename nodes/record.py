@@ -3,11 +3,12 @@
 The first node of a turn. Every user message of the run (those since the agent's last reply;
 the reply answers the last) is written verbatim as a `pending` episode whose uid is its source
 (tenant, thread, message id, else position), so a retried run writes nothing twice, and a known
-id arriving with other words is a *conflict* the reply reports (nothing is written for it). If the
-graph store cannot take it (down, locked, read-only, or unreachable in the last
+id arriving with other words is a *conflict* the reply reports (nothing is written for it). If
+the graph store cannot take it (down, locked, read-only, or unreachable in the last
 `MNEME_STORE_RETRY_S` seconds: only unavailability trips that breaker, never a refusal of one
-record), the turn goes to the process's durable outbox and memory is *degraded*; if even the outbox fails, the turn is *not remembered*. `respond` tells the user
-which, and `remember` completes the episode with the reply after it.
+record), the turn goes to the process's durable outbox and memory is *degraded*; if even the
+outbox fails, the turn is *not remembered*. `respond` tells the user which, and `remember`
+completes the episode with the reply after it.
 
 A message over `MNEME_MAX_MESSAGE_BYTES` is refused unwritten. The thread state keeps a bounded
 copy of the message (the episode keeps it whole), so a huge paste is not carried into every

@@ -38,7 +38,7 @@ KEY_BYTES = 32
 
 
 def export_key(data_dir: Path) -> bytes | None:
-    """This installation's export key (made on first use); None when it cannot be read or
+    """The export key of this installation (made on first use); None when it cannot be read or
     made (exports then carry no proof, and imports derive every uid they do not own)."""
     path = Path(data_dir) / KEY_FILE
     try:
