@@ -33,7 +33,7 @@ from graph.agent import builder
 from memory.services import Services, close_services, get_services, set_services
 from memory.settings import get_settings
 from memory.stores.base import StoreUnavailable
-from memory.write.episodes import drain_outbox
+from memory.write.filing import drain_outbox
 from memory.write.outbox import write_path
 from serve.api import Memory
 
