@@ -30,8 +30,13 @@ class StoreClosed(StoreUnavailable):
 
 def unavailable(exc: BaseException) -> bool:
     """True when `exc` says the store could not be reached (down, locked, closed, a network or
-    disk error): worth retrying as it is. False when the store answered and refused."""
-    return isinstance(exc, StoreUnavailable | OSError | TimeoutError)
+    disk error, or a driver error that calls itself retryable, such as a Neo4j transient error
+    still failing after the store's own retries): worth retrying as it is. False when the store
+    answered and refused."""
+    if isinstance(exc, StoreUnavailable | OSError | TimeoutError):
+        return True
+    retryable = getattr(exc, "is_retryable", None)
+    return bool(callable(retryable) and retryable())
 
 
 class SchemaMismatch(StoreError):
