@@ -62,6 +62,7 @@ WRITE_PATH = (
     "memory.write.outbox",
     "memory.write.deadletter",
     "memory.write.filing",
+    "memory.write.limits",
     "memory.write.quarantine",
     "memory.text.questions",
     "memory.text.relations",
