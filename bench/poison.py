@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.memeval import episodes_of, read_memeval
-from memory.schema import Episode, content_hash, episode_content
+from memory.schema import Episode, episode_content
 from tasks.belief_assessment import claim_of, heuristic_features
 from tasks.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
 from tasks.facts.patterns import heuristic_facts
@@ -45,7 +45,6 @@ def check_episode(user_text: str, agent_text: str) -> None:
         user_text=user_text,
         agent_text=agent_text,
         created_at=datetime(2024, 1, 1, tzinfo=UTC),
-        content_hash=content_hash(content),
     )
     extraction = Extraction.model_validate(heuristic_extraction(episode).model_dump(mode="json"))
     derivatives = derivatives_from(episode, extraction, fallback=True)

@@ -9,7 +9,6 @@ applying a schema is the explicit, idempotent `setup()` of each store.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 import uuid
@@ -19,13 +18,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bumped whenever a constraint, table or collection changes (in this module or in a backend's
 DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2: the episodes'
 (tenant, content_hash) uniqueness is gone (an episode's identity is its source, `episode_uid`);
 facts are typed and bi-temporal, with subjects and causes; semantic features. Version 3: an
 episode can be pinned; episodes retrieved together are linked (CO_RETRIEVED, with a weight).
-Version 4: a concept's narrative loop names the emotion that recurs with it (`loop_emotion`)."""
+Version 4: a concept's narrative loop names the emotion that recurs with it (`loop_emotion`).
+Version 5: episodes no longer carry a `content_hash` (nothing read it)."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
@@ -63,11 +63,6 @@ _WS = re.compile(r"\s+")
 def normalise_text(text: str) -> str:
     """Normalise text for dedup: NFKC, casefold, collapsed whitespace, stripped."""
     return _WS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-def content_hash(text: str) -> str:
-    """sha256 of the whole normalised text (the dedup key of derived memories)."""
-    return hashlib.sha256(normalise_text(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def episode_uid(tenant: str, thread_id: str, source: str) -> str:
@@ -221,7 +216,6 @@ class Episode(Record):
     archived: bool = False
     utility_score: float = 0.0
     salience: float = 0.5
-    content_hash: str
     pinned: bool = False
     """Pinned by the user or an app: never archived, expired or forgotten; does not decay."""
 

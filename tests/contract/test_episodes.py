@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from memory.schema import ESS, EpisodeStatus, ReasoningType, content_hash
+from memory.schema import ESS, EpisodeStatus, ReasoningType
 from memory.stores.base import CreateResult, GraphStore, StoreError
 
 from ._support import T0, at, new_episode
@@ -48,7 +48,6 @@ async def test_create_then_get_returns_every_field(graph: GraphStore) -> None:
     assert got.user_text == "Hello there"
     assert got.agent_text == "noted"
     assert got.content == "User: Hello there\nAgent: noted"
-    assert got.content_hash == content_hash("User: Hello there\nAgent: noted")
     assert got.created_at == T0
     assert got.created_at.utcoffset() == timedelta(0)
     assert got.last_accessed is None
@@ -108,7 +107,7 @@ async def test_same_content_again_is_a_new_episode_with_its_own_time(graph: Grap
     assert again == CreateResult(uid="second", duplicate=False)
     got = await graph.episodes.get_many("t1", ["first", "second"])
     assert [e.created_at for e in got] == [at(0), at(5)]
-    assert got[0].content_hash == got[1].content_hash  # derived memories dedup on this
+    assert got[0].content == got[1].content
     assert await graph.episodes.count("t1") == 2
 
 
@@ -120,13 +119,6 @@ async def test_messages_that_share_a_long_prefix_are_different(graph: GraphStore
     assert other == CreateResult(uid="b", duplicate=False)
     got = await graph.episodes.get_many("t1", ["a", "b"])
     assert [e.user_text.rsplit(": ", 1)[1] for e in got] == ["Acme", "Globex"]
-    assert got[0].content_hash != got[1].content_hash
-
-
-async def test_content_hash_covers_the_whole_normalised_text() -> None:
-    assert content_hash("Hello   World") == content_hash(" hello world")
-    long = "x" * 10_000
-    assert content_hash(long + "a") != content_hash(long + "b")
 
 
 async def test_retrying_the_same_uid_writes_nothing(graph: GraphStore) -> None:
@@ -159,7 +151,6 @@ async def test_attach_reply_completes_a_recorded_turn(graph: GraphStore) -> None
     assert got is not None
     assert (got.agent_text, got.status) == ("Noted, Lyon!", EpisodeStatus.PENDING)
     assert got.content == "User: I moved to Lyon\nAgent: Noted, Lyon!"
-    assert got.content_hash == content_hash(got.content)
     # Already indexed (e.g. by a sweep that ran before the reply): bookkeeping runs again.
     await graph.episodes.set_status("t1", "r", EpisodeStatus.PROCESSED)
     assert (

@@ -35,7 +35,11 @@ def make_v1(path: Path, store: SqliteGraphStore) -> None:
         conn.execute("BEGIN")
         conn.execute("ALTER TABLE episodes RENAME TO episodes_new")
         conn.execute(V1_EPISODES)
-        columns = ", ".join(r[1] for r in conn.execute("PRAGMA table_info(episodes)"))
+        # Version 1 hashed the content (unique per tenant); the uid stands in for the hash.
+        columns = ", ".join(
+            "uid" if r[1] == "content_hash" else r[1]
+            for r in conn.execute("PRAGMA table_info(episodes)")
+        )
         conn.execute(f"INSERT INTO episodes SELECT {columns} FROM episodes_new")  # noqa: S608
         conn.execute("DROP TABLE episodes_new")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
@@ -95,6 +99,54 @@ async def test_neo4j_v1_constraint_is_dropped(neo4j_graph: GraphStore) -> None:
     assert "episode_hash" not in names
     await store.episodes.create(new_episode("t1", "same", 0, uid="one"))
     assert (await store.episodes.create(new_episode("t1", "same", 1, uid="two"))).duplicate is False
+
+
+async def test_sqlite_v4_file_drops_the_content_hash(tmp_path: Path) -> None:
+    """Schema 4 -> 5: the unread `content_hash` column goes; every episode stays, new ones write."""
+    path = tmp_path / "v4.sqlite3"
+    store = SqliteGraphStore(path)
+    await store.setup()
+    await store.episodes.create(new_episode("t1", "turn a", 0, uid="a"))
+    await store.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("ALTER TABLE episodes ADD COLUMN content_hash TEXT NOT NULL DEFAULT 'h'")
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    finally:
+        conn.close()
+    store = SqliteGraphStore(path)
+    try:
+        await store.setup()
+        assert await store.schema_version() == SCHEMA_VERSION
+        await store.episodes.create(new_episode("t1", "turn b", 1, uid="b"))
+        assert await store.episodes.list_uids("t1") == ["a", "b"]
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        assert "content_hash" not in {r[1] for r in conn.execute("PRAGMA table_info(episodes)")}
+    finally:
+        conn.close()
+
+
+@pytest.mark.neo4j
+async def test_neo4j_v4_episodes_lose_the_content_hash(neo4j_graph: GraphStore) -> None:
+    store = neo4j_graph
+    await store.episodes.create(new_episode("t1", "turn a", 0, uid="a"))
+    await store._query(  # type: ignore[attr-defined]
+        "MATCH (e:Episode {uid: 'a'}) SET e.content_hash = 'h' WITH 1 AS one "
+        "MATCH (m:MnemeMeta {key: 'schema_version'}) SET m.value = 4",
+        {},
+        write=True,
+        lazy_setup=False,
+    )
+    await store.setup()
+    assert await store.schema_version() == SCHEMA_VERSION
+    rows = await store._query(  # type: ignore[attr-defined]
+        "MATCH (e:Episode {uid: 'a'}) RETURN e.content_hash AS hash", {}, write=False
+    )
+    assert rows == [{"hash": None}]
+    assert await store.episodes.list_uids("t1") == ["a"]
 
 
 V1_FACTS = """CREATE TABLE facts (

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.beliefs.apperception import KEY, score
-from memory.schema import Episode, content_hash
+from memory.schema import Episode
 from nodes.respond import respond
 from tests.unit.fake_chat import human, runtime
 
@@ -25,7 +25,6 @@ def episode(uid: str, text: str) -> Episode:
         user_text=text,
         agent_text="",
         created_at=NOW,
-        content_hash=content_hash(text),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.schema import Episode, content_hash
+from memory.schema import Episode
 from memory.write.contextual import relative_dates, speaker_label, third_person
 
 
@@ -37,7 +37,6 @@ def test_relative_dates_get_their_day() -> None:
         user_text="x",
         agent_text="",
         created_at=at,
-        content_hash=content_hash("x"),
     )
     assert relative_dates("I went yesterday", episode) == "I went yesterday (7 May 2023)"
     assert relative_dates("last year was hard", episode) == "last year (2022) was hard"

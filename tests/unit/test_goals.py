@@ -159,7 +159,6 @@ def _turn(day: int, text: str) -> Episode:
         user_text=text,
         agent_text="",
         created_at=said,
-        content_hash=text,
     )
 
 

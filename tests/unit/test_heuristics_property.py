@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.schema import Episode, content_hash
+from memory.schema import Episode
 from memory.text.chunking import split_turn
 from tasks.ess import EvidenceScore, heuristic_ess
 from tasks.extract import Extraction, derivatives_from, heuristic_extraction, topic_slugs
@@ -38,7 +38,6 @@ def episode(user: str, agent: str) -> Episode:
         user_text=user,
         agent_text=agent,
         created_at=datetime(2024, 1, 1, tzinfo=UTC),
-        content_hash=content_hash(content),
     )
 
 

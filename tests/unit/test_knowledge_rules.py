@@ -74,7 +74,6 @@ def test_fact_ids_must_name_listed_known_facts() -> None:
         user_text="We moved to Porto.",
         agent_text="",
         created_at=T0,
-        content_hash="h",
     )
     extracted = ExtractedFact(
         text="The user moved to Porto.", kind=K.ATTRIBUTE, attribute="Home", supersedes=["K2"]

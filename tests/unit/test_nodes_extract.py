@@ -116,7 +116,6 @@ def test_heuristic_extraction_shape() -> None:
         user_text="I met Marco at Acme Labs in Berlin.",
         agent_text="",
         created_at=datetime.now(UTC),
-        content_hash="h",
     )
     out = heuristic_extraction(episode)
     names = {(e.name, e.type) for e in out.entities}

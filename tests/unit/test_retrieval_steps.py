@@ -34,7 +34,7 @@ from memory.retrieval.requests import (
     ranked_session_turns,
     session_requests,
 )
-from memory.schema import Episode, content_hash, episode_content
+from memory.schema import Episode, episode_content
 from memory.stores.base import SparseVector, VectorHit
 from memory.stores.graph.episodes import ThreadLinks
 from memory.text.questions import BARE_QUESTION_FACTOR
@@ -66,7 +66,6 @@ def episode(uid: str, user: str, agent: str = "", **fields: object) -> Episode:
         "user_text": user,
         "agent_text": agent,
         "created_at": NOW - timedelta(days=3),
-        "content_hash": content_hash(content),
     }
     return Episode.model_validate(values | fields)
 

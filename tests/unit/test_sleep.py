@@ -46,7 +46,6 @@ def episode(text: str, *, ess: ESS | None = None, days: float = 0) -> Episode:
         agent_text="",
         created_at=T0 + timedelta(days=days),
         ess=ess,
-        content_hash="h",
     )
 
 

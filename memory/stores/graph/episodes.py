@@ -21,7 +21,6 @@ from memory.schema import (
     NewEpisode,
     as_utc,
     clean_text,
-    content_hash,
     episode_content,
 )
 from memory.stores.graph.concepts import Groups
@@ -51,12 +50,12 @@ class ThreadLinks:
 
 
 def episode_record(new: NewEpisode) -> Episode:
-    """The episode as stored: texts cleaned, content joined and hashed, time in UTC."""
+    """The episode as stored: texts cleaned, content joined, time in UTC."""
     clean = clean_record(new)
     carried = {name: getattr(clean, name) for name in NewEpisode.model_fields}
     content = episode_content(clean.user_text, clean.agent_text)
     carried |= {"created_at": as_utc(clean.created_at), "status": EpisodeStatus(clean.status)}
-    return Episode(content=content, content_hash=content_hash(content), **carried)
+    return Episode(content=content, **carried)
 
 
 def movable_from(status: EpisodeStatus, only_forward: bool) -> list[EpisodeStatus]:
@@ -98,7 +97,7 @@ class EpisodeStore(KindStore):
     @abstractmethod
     async def _attach_reply(self, tenant: str, uid: str, agent_text: str) -> bool:
         """In one transaction: unless agent_text is already this, set it with content
-        (`episode_content`) and content_hash, and move a status past `pending` to `stored`."""
+        (`episode_content`), and move a status past `pending` to `stored`."""
 
     @abstractmethod
     async def get(self, tenant: str, uid: str) -> Episode | None:

@@ -14,7 +14,7 @@ from memory.stores.graph.fields import FieldKind, fields_of
 
 R = TypeVar("R", bound=Record)
 
-IDENTIFIERS = frozenset({"uid", "tenant", "superseded_by", "content_hash"})
+IDENTIFIERS = frozenset({"uid", "tenant", "superseded_by"})
 """Text fields that name records rather than hold text (as do fields ending in `_uid`); they are
 matched as given, so cleaning them on a write would make them unfindable by the raw value."""
 

@@ -12,7 +12,7 @@ from typing import Any
 from neo4j import AsyncTransaction
 from neo4j.exceptions import ConstraintError
 
-from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
+from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, episode_content
 from memory.stores.errors import uid_taken
 from memory.stores.graph.concepts import Groups
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
@@ -37,10 +37,12 @@ SCHEMA: tuple[str, ...] = (
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("DROP CONSTRAINT episode_hash IF EXISTS",),
+    4: ("MATCH (e:Episode) WHERE e.content_hash IS NOT NULL REMOVE e.content_hash",),
 }
 """Schema n -> n+1 statements: 1 -> 2 drops the (tenant, content_hash) uniqueness; 2 -> 3 needs
 none (an episode node without `pinned` reads as not pinned; CO_RETRIEVED is a new edge), nor
-3 -> 4 (a concept node without `loop_emotion` reads as none)."""
+3 -> 4 (a concept node without `loop_emotion` reads as none); 4 -> 5 removes the episodes'
+`content_hash`, which nothing read."""
 
 _FIND_TENANT = "MATCH (d:Episode {uid: $uid}) RETURN d.tenant AS tenant"
 
@@ -96,7 +98,7 @@ RETURN e.user_text AS user_text, e.agent_text AS agent_text
 # The reply of a recorded turn; a status past pending goes back to stored.
 _ATTACH_REPLY = """
 MATCH (e:Episode {uid: $uid}) WHERE e.tenant = $tenant
-SET e.agent_text = $agent_text, e.content = $content, e.content_hash = $hash,
+SET e.agent_text = $agent_text, e.content = $content,
     e.status = CASE WHEN e.status = 'pending' THEN 'pending' ELSE 'stored' END
 """
 
@@ -253,10 +255,8 @@ class Neo4jEpisodes(Neo4jKind, EpisodeStore):
             if rows[0]["agent_text"] == agent_text:
                 return True
             content = episode_content(str(rows[0]["user_text"]), agent_text)
-            params = {"content": content, "hash": content_hash(content)}
-            await tx_run(
-                tx, _ATTACH_REPLY, {"tenant": tenant, "uid": uid, "agent_text": agent_text} | params
-            )
+            params = {"tenant": tenant, "uid": uid, "agent_text": agent_text, "content": content}
+            await tx_run(tx, _ATTACH_REPLY, params)
             return True
 
         return await self._tx(work)

@@ -48,6 +48,12 @@ def _migrate_v3(conn: connection.Conn) -> None:
     concepts.migrate_v3(conn)
 
 
+def _migrate_v4(conn: connection.Conn) -> None:
+    """Schema 4 -> 5: episodes lose `content_hash`, which nothing read."""
+    if "content_hash" in {r[1] for r in conn.execute("PRAGMA table_info(episodes)")}:
+        conn.execute("ALTER TABLE episodes DROP COLUMN content_hash")
+
+
 class SqliteGraphStore(connection.SqliteConnection, GraphStore):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
 
@@ -67,7 +73,7 @@ class SqliteGraphStore(connection.SqliteConnection, GraphStore):
         *coretrieval.DDL,
         *summaries.DDL,
     )
-    migrations = {1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3}
+    migrations = {1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4}
 
     def _compose(self) -> None:
         """One operations object per record kind, each over this store's connection."""

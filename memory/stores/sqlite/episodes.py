@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, content_hash, episode_content
+from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, episode_content
 from memory.stores.errors import uid_taken
 from memory.stores.graph.concepts import Groups
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
@@ -35,7 +35,6 @@ DDL: tuple[str, ...] = (
         archived INTEGER NOT NULL DEFAULT 0,
         utility_score REAL NOT NULL DEFAULT 0,
         salience REAL NOT NULL DEFAULT 0.5,
-        content_hash TEXT NOT NULL,
         pinned INTEGER NOT NULL DEFAULT 0
     )""",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_time ON episodes (tenant, created_at, uid)",
@@ -153,10 +152,10 @@ def _attach(conn: Conn, tenant: str, uid: str, agent_text: str) -> bool:
             return True
         content = episode_content(row[0], agent_text)
         conn.execute(
-            "UPDATE episodes SET agent_text = ?, content = ?, content_hash = ?, status = "
+            "UPDATE episodes SET agent_text = ?, content = ?, status = "
             "CASE WHEN status = 'pending' THEN 'pending' ELSE 'stored' END "
             "WHERE uid = ? AND tenant = ?",
-            (agent_text, content, content_hash(content), uid, tenant),
+            (agent_text, content, uid, tenant),
         )
     return True
 
@@ -170,9 +169,10 @@ def migrate_v1(conn: Conn) -> None:
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes'").fetchone():
         return  # a file with no episodes table yet: the DDL creates it as version 2 makes it
     conn.execute(DDL[0].replace("IF NOT EXISTS episodes", "episodes_v2"))
-    # The old table's columns by name (from the file's own schema, never input): later
-    # versions add columns, which take their defaults.
-    old = ", ".join(r[1] for r in conn.execute("PRAGMA table_info(episodes)").fetchall())
+    # The columns both tables hold, by name (from the files' own schemas, never input): later
+    # versions add columns, which take their defaults, and drop some (`content_hash`, 5).
+    new = {r[1] for r in conn.execute("PRAGMA table_info(episodes_v2)")}
+    old = ", ".join(r[1] for r in conn.execute("PRAGMA table_info(episodes)") if r[1] in new)
     conn.execute(f"INSERT INTO episodes_v2 ({old}) SELECT {old} FROM episodes")  # noqa: S608
     conn.execute("DROP TABLE episodes")
     conn.execute("ALTER TABLE episodes_v2 RENAME TO episodes")
