@@ -135,8 +135,6 @@ class Time:
     """An episode inside a time window named by the question scores (1 + this) x its
     relevance. Multiplicative, as `Turns.speaker_boost`: a turn that matches nothing else
     ("Take care, Sam!") is not lifted by its date alone."""
-    filter: bool = False
-    """Search only inside the question's time window (when it names one)."""
     neighbours: int = 0
     """Episodes before and after each seed along TEMPORAL_NEXT to add (0: none)."""
     neighbour_seeds: int = 5
@@ -297,7 +295,7 @@ PARTS: dict[str, dict[str, object]] = {
     "adaptive": {"fusion.dense_gain": 0.0},
     "associative": {"graph.associative": False},
     "smoothing": {"graph.smoothing": 0.0, "graph.paired_smoothing": 0.0},
-    "time": {"time.boost": 0.0, "time.filter": False},
+    "time": {"time.boost": 0.0},
     "neighbours": {"time.neighbours": 0},
     "speaker": {"turns.speaker_boost": 0.0},
     "turns": {"turns.reply_weight": 1.0},

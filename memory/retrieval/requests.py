@@ -5,7 +5,7 @@ A pass sends every search in one `VectorIndex.search_many` call: for each search
 of turns (`Search.kinds`) a dense and a sparse search, each asking for points enough for
 `max_candidates x overfetch` episodes of `fragments_per_episode` points (prospective questions
 a share of that); the facts (`knowledge`: dense, and sparse over `fact_terms` of the query;
-never time-filtered, facts hold over spans); and the session summaries (one hybrid search).
+facts hold over spans); and the session summaries (one hybrid search).
 Hits carry only the payload fields the pass reads.
 
 Pure functions, except `session_turns` (one more search).
@@ -82,13 +82,6 @@ def point_limit(recipe: Recipe) -> int:
     )
 
 
-def window_filter(recipe: Recipe, window: TimeWindow | None) -> VectorFilter | None:
-    """The search filter of a pass: its time window when the recipe searches inside it."""
-    if recipe.time.filter and window is not None:
-        return VectorFilter(created_from=window.start, created_to=window.end)
-    return None
-
-
 def hit_fields(recipe: Recipe, window: TimeWindow | None) -> tuple[str, ...]:
     """The payload fields a turn hit carries: `created_at` too when the time boost reads it."""
     return WINDOW_FIELDS if window is not None and recipe.time.boost else HIT_FIELDS
@@ -106,7 +99,6 @@ def pass_requests(recipe: Recipe, probe: Probe) -> list[Labelled]:
 
 def _turn_requests(recipe: Recipe, probe: Probe) -> list[Labelled]:
     limit = point_limit(recipe)
-    flt = window_filter(recipe, probe.window)
     fields = hit_fields(recipe, probe.window)
     out: list[Labelled] = []
     for kind in recipe.search.kinds:
@@ -120,21 +112,18 @@ def _turn_requests(recipe: Recipe, probe: Probe) -> list[Labelled]:
                 kind,
                 dense=probe.dense,
                 limit=kind_limit,
-                filter=flt,
                 score_threshold=recipe.search.similarity_floor,
                 fields=fields,
             )
             out.append(Labelled("dense", kind, request))
         if probe.sparse is not None:
-            request = SearchRequest(
-                kind, sparse=probe.sparse, limit=kind_limit, filter=flt, fields=fields
-            )
+            request = SearchRequest(kind, sparse=probe.sparse, limit=kind_limit, fields=fields)
             out.append(Labelled("sparse", kind, request))
     return out
 
 
 def _fact_requests(recipe: Recipe, probe: Probe) -> list[Labelled]:
-    # No time filter: facts hold over spans, their history is `memory.retrieval.facts`'s.
+    # Facts hold over spans, their history is `memory.retrieval.facts`'s.
     if not recipe.facts.on:
         return []
     limit = max(1, recipe.facts.limit * 2)
@@ -163,7 +152,6 @@ def _summary(recipe: Recipe, probe: Probe) -> list[Labelled]:
         dense=probe.dense,
         sparse=probe.sparse,
         limit=recipe.summaries.hits,
-        filter=window_filter(recipe, probe.window),
         score_threshold=recipe.search.similarity_floor,  # an unrelated session expands to nothing
         fields=SUMMARY_FIELDS,
     )
@@ -192,20 +180,15 @@ def session_requests(
     recipe: Recipe, probe: Probe, sessions: Sequence[list[str]]
 ) -> list[SearchRequest]:
     """One search of the derivatives per matched session (its episodes), with the pass's
-    vectors, time window and payload fields."""
+    vectors and payload fields."""
     per_session = max(1, math.ceil(recipe.summaries.turns * recipe.search.fragments_per_episode))
-    flt = window_filter(recipe, probe.window)
     return [
         SearchRequest(
             "derivatives",
             dense=probe.dense,
             sparse=probe.sparse,
             limit=min(point_limit(recipe), per_session),
-            filter=VectorFilter(
-                episode_uids=uids,
-                created_from=flt.created_from if flt else None,
-                created_to=flt.created_to if flt else None,
-            ),
+            filter=VectorFilter(episode_uids=uids),
             fields=hit_fields(recipe, probe.window),
         )
         for uids in sessions

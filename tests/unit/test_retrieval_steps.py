@@ -114,27 +114,22 @@ def test_what_a_recipe_turns_off_is_not_sent() -> None:
     assert pass_requests(ablate(SIMPLE, "sparse"), Probe("Carla", None, None)) == []
 
 
-def test_a_named_window_filters_only_when_the_recipe_says_and_fetches_the_date() -> None:
+def test_a_named_window_boosts_without_filtering_and_fetches_the_date() -> None:
     probe = Probe("What did Ana do in June?", DENSE, SPARSE, window=JUNE)
     plain = pass_requests(SIMPLE, probe)
     assert all(s.request.filter is None for s in plain)
     assert plain[0].request.fields == WINDOW_FIELDS  # the time boost reads created_at
-    filtered = pass_requests(changed(SIMPLE, {"time.filter": True}), probe)
-    turns = [s.request for s in filtered if s.kind != "knowledge"]
-    assert all(r.filter is not None and r.filter.created_from == JUNE.start for r in turns)
-    facts = [s.request for s in filtered if s.kind == "knowledge"]
-    assert facts and all(r.filter is None for r in facts)  # facts hold over spans
     no_boost = pass_requests(ablate(SIMPLE, "time"), probe)
     assert no_boost[0].request.fields == HIT_FIELDS
 
 
 def test_a_matched_session_searches_its_own_turns() -> None:
     probe = Probe("q", DENSE, SPARSE, window=JUNE)
-    asked = session_requests(changed(SIMPLE, {"time.filter": True}), probe, [["e1", "e2"]])
+    asked = session_requests(SIMPLE, probe, [["e1", "e2"]])
     (request,) = asked
     assert request.kind == "derivatives" and request.dense == DENSE and request.sparse == SPARSE
     assert request.filter is not None and list(request.filter.episode_uids or []) == ["e1", "e2"]
-    assert request.filter.created_from == JUNE.start
+    assert request.filter.created_from is None  # a window boosts, it never filters
     assert request.limit == 6  # summaries.turns x fragments_per_episode
 
 
