@@ -1,15 +1,16 @@
 """The agent loop (docs/design.md section 2), one turn per run.
 
-    START -> record -> route -+- NONE -----------------+-> respond ------+-> remember -> END
-                              +- retrieve -> rerank ---+                 |
-                              +- ess_gate -> sponge_update --------------+
+    START -> record -> route -+- NONE -----------------+-> respond -+-> remember -> END
+                              +- retrieve -> rerank ---+            |
+                              +- ess_gate --------------------------+
 
 `route` and `rerank` share the turn's latency budget (MNEME_TURN_BUDGET_S, counted from the
 turn's start, when `record` wrote it): a slow model costs them at most that, then their offline
 heuristics answer (`tasks.llm.turn_budget`). `record` makes the user's message durable first (graph store, else the local outbox) so the
 reply can say truthfully whether it is remembered; `route` makes the turn's first LLM call,
-which also scores the message's evidence, so the evidence gate and the sponge run beside
-retrieval instead of after the reply; `remember` waits for both branches, runs after the
+which also scores the message's evidence, so the evidence gate runs beside retrieval instead
+of after the reply (what the gate decides reaches the sponge through the stored ESS, in
+bookkeeping: docs/adr/0134-no-sponge-update-node.md); `remember` waits for both branches, runs after the
 reply's last token and completes the episode with the reply. `builder` is the uncompiled graph;
 `graph` is compiled without a checkpointer (the server provides persistence). Tests and
 notebooks compile `builder` with their own saver.
@@ -35,7 +36,6 @@ from nodes.rerank import rerank
 from nodes.respond import respond
 from nodes.retrieve import retrieve
 from nodes.route import route
-from nodes.sponge_update import sponge_update
 from nodes.state import AgentState, InputState, route_of
 from tasks.llm import turn_budget
 
@@ -72,7 +72,6 @@ builder.add_node("retrieve", shielded(retrieve))
 builder.add_node("rerank", shielded(budgeted(rerank)))
 builder.add_node("respond", shielded(respond))
 builder.add_node("ess_gate", shielded(ess_gate))
-builder.add_node("sponge_update", shielded(sponge_update))
 builder.add_node("remember", shielded(remember))
 
 builder.add_edge(START, "record")
@@ -80,8 +79,7 @@ builder.add_edge("record", "route")
 builder.add_conditional_edges("route", after_route)
 builder.add_edge("retrieve", "rerank")
 builder.add_edge("rerank", "respond")
-builder.add_edge("ess_gate", "sponge_update")
-builder.add_edge(["respond", "sponge_update"], "remember")
+builder.add_edge(["respond", "ess_gate"], "remember")
 builder.add_edge("remember", END)
 
 graph = builder.compile(name="agent")

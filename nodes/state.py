@@ -278,9 +278,6 @@ class AgentState(TypedDict, total=False):
     ess: Evidence
     """Evidence Strength Score of the user's message and whether the gate passed."""
 
-    sponge: dict[str, Any]
-    """What the sponge did this turn: an insight recorded, or frozen and why."""
-
     episode: Recorded
     """The episode this turn was stored as: uid, duplicate, bookkeeping scheduled."""
 

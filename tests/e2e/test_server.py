@@ -100,7 +100,7 @@ def test_threads_runs_state_and_bookkeeping(server: str, tmp_path: Path) -> None
             },
         )
         nodes = [next(iter(data)) for event, data in events if event == "updates"]
-        # the evidence gate and the sponge run beside retrieval; remember joins both branches
+        # the evidence gate runs beside retrieval; remember joins both branches
         # the user's side is durable before anything else runs
         assert nodes[:2] == ["record", "route"] and nodes[-1] == "remember"
         assert sorted(nodes) == sorted(
@@ -111,12 +111,10 @@ def test_threads_runs_state_and_bookkeeping(server: str, tmp_path: Path) -> None
                 "rerank",
                 "respond",
                 "ess_gate",
-                "sponge_update",
                 "remember",
             ]
         )
         assert nodes.index("retrieve") < nodes.index("rerank") < nodes.index("respond")
-        assert nodes.index("ess_gate") < nodes.index("sponge_update")
         final = [data for event, data in events if event == "values"][-1]
         assert "Bianchi" in final["messages"][-1]["content"]
         assert final["memories"][0]["episode_uid"] == uid
