@@ -79,10 +79,8 @@ def recording() -> Iterator[Recording]:
             legs: list[list[VectorHit]] = []
             if request.dense is not None and request.sparse is not None and request.sparse.indices:
                 wide = 2 * request.limit  # what the engine fuses (`qdrant_query.OVERFETCH`)
-                dense = replace(request, sparse=None, signal_weights=None, limit=wide)
-                sparse = replace(
-                    request, dense=None, signal_weights=None, score_threshold=None, limit=wide
-                )
+                dense = replace(request, sparse=None, limit=wide)
+                sparse = replace(request, dense=None, score_threshold=None, limit=wide)
                 legs = await run(self, tenant, [dense, sparse])
             rec.by_backend.setdefault(self.backend, []).append(
                 Search(request, hits, legs, _QUESTION.get())

@@ -86,7 +86,6 @@ def _points(
                 "text": text,
                 "created_at": T0 + timedelta(seconds=start + j),
                 "archived": False,
-                "signal_rigor": 0.5,
             },
         )
         for j, text in enumerate(texts)

@@ -162,7 +162,7 @@ class VectorPoint:
 @dataclass(frozen=True, slots=True)
 class VectorHit:
     """A search result. `score` is higher for better matches; its scale depends on the query
-    (cosine similarity for dense-only, RRF score for fused, formula value when rescored)."""
+    (cosine similarity for dense-only, BM25 for sparse-only, scaled RRF score for fused)."""
 
     id: str
     score: float
@@ -190,7 +190,6 @@ class SearchRequest:
     limit: int = 10
     filter: VectorFilter | None = None
     score_threshold: float | None = None
-    signal_weights: dict[str, float] | None = None
     fields: tuple[str, ...] | None = None
     """Payload fields each hit carries (None: all of them). Reading and converting payloads is
     most of the cost of a hit, so a caller that reads three fields asks for those three."""

@@ -41,7 +41,6 @@ from memory.stores.qdrant_collections import QdrantCollections, collection_names
 from memory.stores.qdrant_idf import TERMS_FIELD, TermCounts, weighted
 from memory.stores.qdrant_local import large_local_warning, open_local
 from memory.stores.qdrant_query import (
-    clamp_weights,
     decode_payload,
     plan_search,
     point_struct,
@@ -274,7 +273,6 @@ class QdrantIndex(QdrantCollections, VectorIndex):
         limit: int = 10,
         filter: VectorFilter | None = None,
         score_threshold: float | None = None,
-        signal_weights: dict[str, float] | None = None,
     ) -> list[VectorHit]:
         """The tenant's best points for a dense and/or sparse query, highest score first.
 
@@ -283,11 +281,8 @@ class QdrantIndex(QdrantCollections, VectorIndex):
         - sparse only: BM25 (Σ idf · tf-weight over shared terms, ≥ 0);
         - both: reciprocal-rank fusion with k = 60 over the two lists (each over-fetched to
           2 × limit), scaled by k/2 so that first place in both lists scores 1.0;
-        - with `signal_weights` ({signal name: weight}, names from `schema.SIGNAL_NAMES`, each
-          clamped to [0, 0.3]): the above + Σ wᵢ · payload[`signal_<name>`] (missing → 0),
-          computed by Qdrant's FormulaQuery over the 2 × limit candidates.
         `score_threshold` is a floor on dense cosine similarity when `dense` is given (before
-        fusion/rescoring; sparse-side candidates are not held to it), else on the BM25 score.
+        fusion; sparse-side candidates are not held to it), else on the BM25 score.
         Archived points are excluded unless `filter.include_archived`.
         """
         request = SearchRequest(
@@ -297,7 +292,6 @@ class QdrantIndex(QdrantCollections, VectorIndex):
             limit=limit,
             filter=filter,
             score_threshold=score_threshold,
-            signal_weights=signal_weights,
         )
         return (await self.search_many(tenant, [request]))[0]
 
@@ -336,7 +330,6 @@ class QdrantIndex(QdrantCollections, VectorIndex):
                 limit=r.limit,
                 flt=flt,
                 score_threshold=r.score_threshold,
-                weights=clamp_weights(r.signal_weights),
                 filter_prefetches=self.server,
             )
             local_idf = not self.server

@@ -2,8 +2,8 @@
 
 A directory holds one shard per collection, `<dir>/<kind>__<embedder fingerprint>/` (segments,
 WAL, `edge_config.json`), and a `.lock` file that one process holds while the index is open. The
-engine does everything a Qdrant server does for us (HNSW and payload indexes, IDF, RRF fusion,
-Formula rescoring) with the score contract of `vectors.VectorIndex`; query building lives in
+engine does everything a Qdrant server does for us (HNSW and payload indexes, IDF, RRF fusion)
+with the score contract of `vectors.VectorIndex`; query building lives in
 `qdrant_edge_query.py`, the shards and the directory lock in `qdrant_edge_shards.py`; this
 module is the async interface.
 
@@ -40,7 +40,7 @@ from memory.stores.base import (
 from memory.stores.errors import StoreClosed
 from memory.stores.qdrant_edge_query import HNSW_EF, edge_filter, edge_point, plan_edge_search
 from memory.stores.qdrant_edge_shards import FLUSH_EVERY, Shards, lock_directory
-from memory.stores.qdrant_query import clamp_weights, decode_payload
+from memory.stores.qdrant_query import decode_payload
 from memory.stores.vectors import IndexStatus, VectorIndex
 
 T = TypeVar("T")
@@ -191,7 +191,6 @@ class EdgeIndex(VectorIndex):
         limit: int = 10,
         filter: VectorFilter | None = None,
         score_threshold: float | None = None,
-        signal_weights: dict[str, float] | None = None,
     ) -> list[VectorHit]:
         """The tenant's best points for a dense and/or sparse query; contract in `VectorIndex`."""
         request = SearchRequest(
@@ -201,7 +200,6 @@ class EdgeIndex(VectorIndex):
             limit=limit,
             filter=filter,
             score_threshold=score_threshold,
-            signal_weights=signal_weights,
         )
         return (await self.search_many(tenant, [request]))[0]
 
@@ -233,7 +231,6 @@ class EdgeIndex(VectorIndex):
             flt=flt,
             idf_corpus=idf_corpus,
             score_threshold=r.score_threshold,
-            weights=clamp_weights(r.signal_weights),
             hnsw_ef=self.hnsw_ef,
         )
         request = qe.QueryRequest(

@@ -1,7 +1,7 @@
 """Pure builders for the Qdrant Edge index: shard config, filters, query plans and points.
 
 The Edge twin of `qdrant_query.py` (which builds qdrant-client models): the same filter
-semantics, the same plans (nearest, RRF fusion, Formula rescoring) and the same point validation
+semantics, the same plans (nearest, RRF fusion) and the same point validation
 with the same messages, expressed in `qdrant_edge` types. Nothing here touches a shard. Every
 filter starts from the tenant condition; there is no builder without it.
 """
@@ -24,7 +24,6 @@ from memory.stores.qdrant_query import (
     REQUIRED_PAYLOAD,
     RRF_K,
     RRF_SCALE,
-    SIGNAL_PREFIX,
     encode_payload,
 )
 from memory.tenant import tenant_id
@@ -130,12 +129,12 @@ def _match(key: str, value: str | bool) -> qe.FieldCondition:
 class EdgePlan:
     """One `QueryRequest` (minus limit and payload options) and the factor for its scores."""
 
-    query: qe.Query | qe.Fusion | qe.Formula
+    query: qe.Query | qe.Fusion
     prefetches: list[qe.Prefetch] | None
     params: qe.SearchParams | None
     score_threshold: float | None
     scale: float = 1.0
-    """Multiply returned scores by this (normalises plain fused scores; formulas scale inside)."""
+    """Multiply returned scores by this (normalises plain fused scores)."""
 
 
 def plan_edge_search(
@@ -146,16 +145,15 @@ def plan_edge_search(
     flt: qe.Filter,
     idf_corpus: qe.Filter,
     score_threshold: float | None,
-    weights: dict[str, float],
     hnsw_ef: int = HNSW_EF,
     exact: bool = False,
 ) -> EdgePlan:
-    """Turn a search request into an Edge query: nearest, fused (RRF) and/or Formula-rescored.
+    """Turn a search request into an Edge query: nearest or fused (RRF).
 
     The plans of `qdrant_query.plan_search`: dense legs search the graph with `hnsw_ef` (or
     exactly with `exact`), sparse legs compute IDF over `idf_corpus` (the tenant's points). `flt` goes on
     every leg as well as on the request. `score_threshold` is a floor on the dense side
-    whenever a dense vector is given, before fusion or rescoring; else on the BM25 score.
+    whenever a dense vector is given, before fusion; else on the BM25 score.
     """
     wide = limit * OVERFETCH
     dense_q = [float(x) for x in dense] if dense is not None else None
@@ -169,7 +167,6 @@ def plan_edge_search(
     dense_params = qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact)
     sparse_params = qe.SearchParams(idf=qe.IdfParams(corpus=idf_corpus))
 
-    base: EdgePlan
     if dense_q is not None and sparse_q is not None:
         legs = [
             qe.Prefetch(
@@ -188,38 +185,15 @@ def plan_edge_search(
         ]
         # The stubs do not declare Fusion.Rrf a Fusion; the engine takes it as one.
         rrf = cast(qe.Fusion, qe.Fusion.Rrf(k=RRF_K))
-        base = EdgePlan(rrf, legs, None, None, RRF_SCALE)
-    elif dense_q is not None:
-        base = EdgePlan(
+        return EdgePlan(rrf, legs, None, None, RRF_SCALE)
+    if dense_q is not None:
+        return EdgePlan(
             qe.Query.Nearest(dense_q, using=DENSE_VECTOR), None, dense_params, score_threshold
         )
-    else:
-        assert sparse_q is not None
-        base = EdgePlan(
-            qe.Query.Nearest(sparse_q, using=SPARSE_VECTOR), None, sparse_params, score_threshold
-        )
-
-    if not weights:
-        return base
-    inner = qe.Prefetch(
-        limit=wide,
-        query=base.query,
-        prefetches=base.prefetches,
-        params=base.params,
-        filter=flt,
-        score_threshold=base.score_threshold,
+    assert sparse_q is not None
+    return EdgePlan(
+        qe.Query.Nearest(sparse_q, using=SPARSE_VECTOR), None, sparse_params, score_threshold
     )
-    E = qe.Expression
-    score = (
-        E.Mult([E.Variable("$score"), E.Constant(base.scale)])
-        if base.scale != 1.0
-        else E.Variable("$score")
-    )
-    terms = [score] + [
-        E.Mult([E.Constant(w), E.Variable(f"{SIGNAL_PREFIX}{name}")]) for name, w in weights.items()
-    ]
-    formula = qe.Formula(E.Sum(terms), defaults={f"{SIGNAL_PREFIX}{n}": 0.0 for n in weights})
-    return EdgePlan(formula, [inner], None, None)
 
 
 # --------------------------------------------------------------------------- points

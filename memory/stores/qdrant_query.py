@@ -17,7 +17,6 @@ from qdrant_client import models
 from memory.schema import (
     DENSE_VECTOR,
     PAYLOAD_INDEXES,
-    SIGNAL_NAMES,
     SPARSE_VECTOR,
     as_utc,
     clean_text,
@@ -29,14 +28,10 @@ from memory.tenant import tenant_id
 RRF_K = 60
 """Reciprocal-rank-fusion constant (docs/design.md section 5); Qdrant's own default is 2."""
 RRF_SCALE = RRF_K / 2
-"""Fused scores are multiplied by this so that first place in both lists (2/k) scores 1.0:
-raw RRF scores (≤ 0.033) would otherwise be swamped by signal weights of up to 0.3."""
+"""Fused scores are multiplied by this so that first place in both lists (2/k) scores 1.0, the
+top of a cosine's scale, instead of a raw RRF score (≤ 0.033)."""
 OVERFETCH = 2
-"""Each prefetch returns OVERFETCH × limit candidates for fusion and rescoring."""
-MAX_SIGNAL_WEIGHT = 0.3
-"""Credibility-signal weights are clamped to [0, MAX_SIGNAL_WEIGHT] (docs/design.md section 2)."""
-SIGNAL_PREFIX = "signal_"
-"""Payload key of a credibility signal: `signal_<name>` for each name in `schema.SIGNAL_NAMES`."""
+"""Each prefetch returns OVERFETCH × limit candidates for fusion."""
 REQUIRED_PAYLOAD = ("tenant", "episode_uid", "text")
 
 _DATETIME_KEYS = frozenset(k for k, t in PAYLOAD_INDEXES.items() if t == "datetime")
@@ -94,25 +89,6 @@ def _match(key: str, value: str | bool) -> models.FieldCondition:
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
 
-def clamp_weights(weights: dict[str, float] | None) -> dict[str, float]:
-    """Validated signal weights clamped to [0, 0.3], zero weights dropped."""
-    if not weights:
-        return {}
-    unknown = sorted(set(weights) - set(SIGNAL_NAMES))
-    if unknown:
-        raise ValueError(
-            f"unknown credibility signal(s) {unknown}; expected names from {list(SIGNAL_NAMES)}"
-        )
-    out: dict[str, float] = {}
-    for name, w in weights.items():
-        if not math.isfinite(w):
-            raise ValueError(f"signal weight {name}={w} is not a finite number")
-        clamped = min(max(float(w), 0.0), MAX_SIGNAL_WEIGHT)
-        if clamped > 0.0:
-            out[name] = clamped
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
     """Keyword arguments of one `query_points` call (minus collection and payload options)."""
@@ -122,7 +98,7 @@ class QueryPlan:
     prefetch: list[models.Prefetch] | None
     score_threshold: float | None
     scale: float = 1.0
-    """Multiply returned scores by this (normalises plain fused scores; formulas scale inside)."""
+    """Multiply returned scores by this (normalises plain fused scores)."""
 
 
 def plan_search(
@@ -132,10 +108,9 @@ def plan_search(
     limit: int,
     flt: models.Filter,
     score_threshold: float | None,
-    weights: dict[str, float],
     filter_prefetches: bool = True,
 ) -> QueryPlan:
-    """Turn a search request into a query: nearest, fused (RRF) and/or formula-rescored.
+    """Turn a search request into a query: nearest or fused (RRF).
 
     The caller passes `flt` as the top-level filter too; Qdrant propagates it into every
     prefetch. `filter_prefetches` repeats it on each prefetch as well (belt and braces on a
@@ -143,7 +118,7 @@ def plan_search(
     per point, so there it is left to propagation, which halves the cost of a fused search.
 
     `score_threshold` is a similarity floor on the *dense* side (cosine) whenever a dense vector
-    is given, applied before fusion or rescoring; sparse-only searches apply it to the BM25 score.
+    is given, applied before fusion; sparse-only searches apply it to the BM25 score.
     """
     leaf_filter = flt if filter_prefetches else None
     wide = limit * OVERFETCH
@@ -156,7 +131,6 @@ def plan_search(
     if dense_q is None and sparse_q is None:
         raise ValueError("search needs a dense or a non-empty sparse query vector")
 
-    base: QueryPlan
     if dense_q is not None and sparse_q is not None:
         legs = [
             models.Prefetch(
@@ -168,35 +142,11 @@ def plan_search(
             ),
             models.Prefetch(query=sparse_q, using=SPARSE_VECTOR, limit=wide, filter=leaf_filter),
         ]
-        base = QueryPlan(models.RrfQuery(rrf=models.Rrf(k=RRF_K)), None, legs, None, RRF_SCALE)
-    elif dense_q is not None:
-        base = QueryPlan(dense_q, DENSE_VECTOR, None, score_threshold)
-    else:
-        assert sparse_q is not None
-        base = QueryPlan(sparse_q, SPARSE_VECTOR, None, score_threshold)
-
-    if not weights:
-        return base
-    inner = models.Prefetch(
-        query=base.query,
-        using=base.using,
-        prefetch=base.prefetch,
-        limit=wide,
-        filter=leaf_filter,
-        score_threshold=base.score_threshold,
-    )
-    score: models.Expression = (
-        models.MultExpression(mult=["$score", base.scale]) if base.scale != 1.0 else "$score"
-    )
-    terms: list[models.Expression] = [score]
-    terms += [
-        models.MultExpression(mult=[w, f"{SIGNAL_PREFIX}{name}"]) for name, w in weights.items()
-    ]
-    formula = models.FormulaQuery(
-        formula=models.SumExpression(sum=terms),
-        defaults={f"{SIGNAL_PREFIX}{name}": 0.0 for name in weights},
-    )
-    return QueryPlan(formula, None, [inner], None)
+        return QueryPlan(models.RrfQuery(rrf=models.Rrf(k=RRF_K)), None, legs, None, RRF_SCALE)
+    if dense_q is not None:
+        return QueryPlan(dense_q, DENSE_VECTOR, None, score_threshold)
+    assert sparse_q is not None
+    return QueryPlan(sparse_q, SPARSE_VECTOR, None, score_threshold)
 
 
 # --------------------------------------------------------------------------- points

@@ -191,7 +191,6 @@ class VectorIndex(ABC):
         limit: int = 10,
         filter: VectorFilter | None = None,
         score_threshold: float | None = None,
-        signal_weights: dict[str, float] | None = None,
     ) -> list[VectorHit]:
         """The tenant's best points for a dense and/or sparse query, highest score first.
 
@@ -204,25 +203,22 @@ class VectorIndex(ABC):
         - both: reciprocal-rank fusion, Σ 1 / (60 + rank) over the dense and the sparse list
           (ranks from 0, each list over-fetched to 2 × limit), times 30, so that first place in
           both lists scores 1.0;
-        - with `signal_weights` ({signal name: weight}, names from `schema.SIGNAL_NAMES`, each
-          clamped to [0, 0.3]): the above + Σ wᵢ · payload[`signal_<name>`] (missing → 0) over
-          the 2 × limit candidates, computed by the engine.
         Order: score descending, ties by point id ascending among the limit + 8 best the engine
         returns, so backends return the same list unless a tie group is larger than that.
         Scores agree across backends within `SCORE_TOLERANCE`; two candidates whose scores
         differ by less than that may come in either order. Not the same on every backend:
-        inside a fused or rescored query each leg ranks exactly equal scores in the engine's own
+        inside a fused query each leg ranks exactly equal scores in the engine's own
         order (and cuts them at 2 × limit) before fusing, so where a leg holds ties (equal BM25
         scores: same-length texts matching the same terms, common for short texts) fused ranks
         and scores differ by backend; on real sentences 71% of hybrid top-10s were identical
         (docs/experiments/vector-engines.md); dense-only and sparse-only top-10s were identical there.
         `score_threshold` is a floor on dense cosine similarity when `dense` is given (applied
-        before fusion or rescoring; sparse-side candidates are not held to it), else on the BM25
+        before fusion; sparse-side candidates are not held to it), else on the BM25
         score; a score equal to the floor, to float noise, may be kept or dropped.
         Archived points are excluded unless `filter.include_archived`; `created_from` is
         inclusive and `created_to` exclusive. An empty `episode_uids` or an empty query returns
         []. Raises `SchemaMismatch` for a dense query of the wrong dimension, `ValueError` for
-        `limit` < 1 or an unknown signal name.
+        `limit` < 1.
         """
 
     @abstractmethod

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from memory.schema import (
     ESS,
-    SIGNAL_NAMES,
     Episode,
     EpisodeStatus,
     NewEpisode,
@@ -162,8 +161,6 @@ def _base_payload(episode: Episode) -> dict[str, object]:
         "archived": episode.archived,
         "ess_score": episode.ess.score if episode.ess else 0.0,
     }
-    for name in SIGNAL_NAMES:
-        payload[f"signal_{name}"] = getattr(episode.ess, name) if episode.ess else 0.0
     return payload
 
 

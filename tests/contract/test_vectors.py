@@ -380,8 +380,6 @@ async def test_search_rejects_bad_arguments(
     await load_corpus(index, "t", vectors)
     with pytest.raises(ValueError, match="limit must be at least 1"):
         await index.search("derivatives", "t", dense=vectors["pet"], limit=0)
-    with pytest.raises(ValueError, match="unknown credibility signal"):
-        await index.search("derivatives", "t", dense=vectors["pet"], signal_weights={"x": 0.1})
     assert await index.search("derivatives", "t") == []  # no query vector: nothing
     assert await index.search("derivatives", "t", sparse=SparseVector((), ())) == []
 
@@ -441,7 +439,7 @@ async def test_identical_content_in_two_tenants_never_leaks(
         {"dense": qv},
         {"sparse": encode_query("nurse hospital")},
         {"dense": qv, "sparse": encode_query(query)},
-        {"dense": qv, "sparse": encode_query(query), "signal_weights": {"rigor": 0.3}},
+        {"dense": qv, "sparse": encode_query(query), "filter": VectorFilter(created_from=T0)},
     ):
         hits = await index.search("derivatives", "alice", limit=20, **kwargs)  # type: ignore[arg-type]
         assert hits and {h.payload["tenant"] for h in hits} == {"alice"}
@@ -575,7 +573,7 @@ async def test_search_many_answers_each_request_as_search_does(
         SearchRequest("derivatives", sparse=words, limit=4),
         SearchRequest("prospective", dense=qv, sparse=words, limit=3),
         SearchRequest("derivatives", dense=qv, limit=6, score_threshold=0.1, fields=("text",)),
-        SearchRequest("derivatives", dense=qv, filter=window, signal_weights={"rigor": 0.2}),
+        SearchRequest("derivatives", dense=qv, sparse=words, filter=window),
         SearchRequest("knowledge", dense=qv, limit=5),  # an empty collection
         SearchRequest("derivatives", dense=qv, filter=VectorFilter(episode_uids=[])),
         SearchRequest("derivatives", sparse=SparseVector((), ())),  # an empty query
@@ -596,7 +594,6 @@ async def test_search_many_answers_each_request_as_search_does(
             limit=r.limit,
             filter=r.filter,
             score_threshold=r.score_threshold,
-            signal_weights=r.signal_weights,
         )
         assert [h.id for h in got] == [h.id for h in want], r
         for g, w in zip(got, want, strict=True):
@@ -619,49 +616,6 @@ async def test_ties_come_in_id_order(index: VectorIndex, vectors: dict[str, list
     for kwargs in ({"dense": vectors["pet"]}, {"sparse": encode_query("tennis balls")}):
         hits = await index.search("derivatives", "t", limit=5, **kwargs)  # type: ignore[arg-type]
         assert [h.id for h in hits] == ids[:5]
-
-
-async def test_formula_rescoring_promotes_credible_points(
-    index: VectorIndex, vectors: dict[str, list[float]], embedder: Embedder
-) -> None:
-    # Two points with the same text and vector: only their signals differ.
-    text = CORPUS["travel"]
-    weak = make_point("t", "travel", vectors["travel"], kind_tag="weak", signal_rigor=0.0)
-    strong = make_point(
-        "t", "travel", vectors["travel"], kind_tag="strong", signal_rigor=1.0, signal_grounding=0.5
-    )
-    unsignalled = make_point("t", "travel", vectors["travel"], kind_tag="none")  # no signals
-    await index.upsert("derivatives", [weak, strong, unsignalled])
-    await load_corpus(index, "t", vectors)
-    qv = (await embedder.embed_query("favourite holiday city")).tolist()
-    sparse = encode_query(text)
-
-    for kwargs in ({"dense": qv}, {"dense": qv, "sparse": sparse}, {"sparse": sparse}):
-        plain = await index.search("derivatives", "t", limit=4, **kwargs)  # type: ignore[arg-type]
-        plain_scores = {h.id: h.score for h in plain}
-        rescored = await index.search(
-            "derivatives",
-            "t",
-            limit=4,
-            signal_weights={"rigor": 0.2, "grounding": 0.1},
-            **kwargs,  # type: ignore[arg-type]
-        )
-        by_id = {h.id: h.score for h in rescored}
-        assert rescored[0].id == strong.id
-        # score = base + Σ w·signal; a missing signal counts as 0.
-        assert by_id[strong.id] == pytest.approx(plain_scores[strong.id] + 0.2 + 0.05, abs=1e-3)
-        assert by_id[weak.id] == pytest.approx(plain_scores[weak.id], abs=1e-3)
-        assert by_id[unsignalled.id] == pytest.approx(plain_scores[unsignalled.id], abs=1e-3)
-
-    # Weights are clamped to [0, 0.3]; negative weights count as 0.
-    clamped = await index.search(
-        "derivatives", "t", dense=qv, limit=4, signal_weights={"rigor": 5.0, "objectivity": -1}
-    )
-    base = await index.search("derivatives", "t", dense=qv, limit=4)
-    base_scores = {h.id: h.score for h in base}
-    assert {h.id: h.score for h in clamped}[strong.id] == pytest.approx(
-        base_scores[strong.id] + 0.3, abs=1e-3
-    )
 
 
 async def test_filters_by_episode_time_and_archived(
@@ -700,7 +654,6 @@ async def test_filters_by_episode_time_and_archived(
         sparse=encode_query("city"),
         limit=20,
         filter=window,
-        signal_weights={"rigor": 0.1},
     )
     assert set(episodes(hits)) == {"job", "travel"}  # filters apply to every prefetch
     naive = flt(created_from=(T0 + timedelta(days=5)).replace(tzinfo=None))  # naive = UTC
@@ -814,7 +767,7 @@ WORDS = [a + b for a in SYLLABLES for b in SYLLABLES]
 
 def _workload(n: int, dim: int) -> list[VectorPoint]:
     """Seeded points of three tenants: random unit vectors, sparse vectors of 2-6 words from
-    `WORDS`, signals, archived flags, dates."""
+    `WORDS`, archived flags, dates."""
     rng = np.random.default_rng(7)
     rows = rng.standard_normal((n, dim)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
@@ -828,7 +781,6 @@ def _workload(n: int, dim: int) -> list[VectorPoint]:
             "text": text,
             "created_at": T0 + timedelta(hours=i),
             "archived": bool(i % 11 == 0),
-            "signal_rigor": float(rng.random()),
         }
         terms = encode_document(text).indices
         # Random term weights: no two documents tie inside a leg, where engines rank ties in
@@ -884,8 +836,6 @@ async def test_backends_agree(tmp_path: Path, qdrant_server: QdrantServer) -> No
                 {"dense": dense},
                 {"sparse": sparse},
                 {"dense": dense, "sparse": sparse},
-                {"dense": dense, "sparse": sparse, "signal_weights": {"rigor": 0.2}},
-                {"sparse": sparse, "signal_weights": {"rigor": 0.1}},
                 {"dense": dense, "score_threshold": 0.2},
                 {"dense": dense, "sparse": sparse, "filter": window},
                 {"sparse": sparse, "filter": VectorFilter(include_archived=True)},

@@ -137,7 +137,6 @@ async def test_server_style_plans_give_the_same_results(
         "dense": qv,
         "sparse": encode_query("city holidays"),
         "limit": 4,
-        "signal_weights": {"rigor": 0.1},
         "filter": VectorFilter(created_to=T0 + timedelta(days=4)),
     }
     local = await index.search("derivatives", "t", **kwargs)  # type: ignore[arg-type]
