@@ -55,8 +55,10 @@ from memory.services import Services
 from memory.settings import Settings, get_settings
 from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
+from memory.sleep.reveries import list_reveries, restore_reverie
 from memory.stores.base import NotFound
 from memory.tenant import InvalidTenant, TenantId, tenant_id
+from memory.write.compression import ThreadLayers, all_layers, save_layers
 from memory.write.episodes import Conflict, remember
 from memory.write.filing import drain_outbox
 from memory.write.imports import export_key, import_turn, uid_proof
@@ -275,6 +277,16 @@ class ExportedEpisode(_Model):
     )
 
 
+class ExportedReverie(_Model):
+    """The faded impression a forgotten episode left (`memory.sleep.reveries`)."""
+
+    episode_uid: str
+    impression: str
+    created_at: datetime
+    faded_at: datetime
+    neighbours: list[str] = Field(default_factory=list)
+
+
 class MemoryExport(_Model):
     """Everything mneme holds about one user (the right of access). `import_` replays the
     episodes; the derived records are there to be read, and are rebuilt on import (concepts
@@ -300,6 +312,10 @@ class MemoryExport(_Model):
     emotions: list[EmotionView] = Field(default_factory=list)
     summaries: list[dict[str, object]] = Field(default_factory=list)
     """Session summaries (text, topics, span, the episodes summarised), oldest first."""
+    threads: list[ThreadLayers] = Field(default_factory=list)
+    """Each thread's compressed layers (key exchanges, summary, impression), by thread id."""
+    reveries: list[ExportedReverie] = Field(default_factory=list)
+    """What forgotten episodes left, oldest memory first; `import_` writes them back."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -624,7 +640,10 @@ class Memory:
         a uid derived from this user (`memory.write.imports`), so an import never claims a uid
         another user will need, and answers alike whatever other users hold. The whole export is
         checked first (`memory.write.limits`: sizes, times, threads): one bad episode raises
-        `InvalidInput` naming it (`TooLarge` for an oversized one) and nothing is written."""
+        `InvalidInput` naming it (`TooLarge` for an oversized one) and nothing is written. Then
+        the threads' layers are put back as exported (replacing those the replay built, with
+        the uids the replay gave) and the reveries written back (their blurred embeddings made
+        from their impressions)."""
         tenant = _check_user(user)
         try:
             data = (
@@ -643,6 +662,10 @@ class Memory:
                 at=ep.created_at,
                 now=now,
             )
+        for i, r in enumerate(data.reveries):  # written back after the replay: checked now too
+            # (not its times: a sleep run with a simulated `--now` fades a memory in the future)
+            if len(r.impression.encode("utf-8", "surrogatepass")) > limit:
+                raise TooLarge(f"reveries[{i}].impression is over MNEME_MAX_MESSAGE_BYTES")
         pipeline = self.services.bookkeeping.pipeline
         if pipeline is None:
             raise RuntimeError(
@@ -650,6 +673,7 @@ class Memory:
                 "without a pipeline: use Memory.open(), or Services.open(pipeline=run_episode)"
             )
         result = AddResult(uids=[])
+        given: dict[str, str] = {}
         key = export_key(self.services.settings.data_dir)
         for ep in sorted(data.episodes, key=lambda e: (e.created_at, e.uid)):
             done = await import_turn(
@@ -665,11 +689,38 @@ class Memory:
                 ess=ep.ess,
             )
             result.uids.append(done.uid)
+            given[ep.uid] = done.uid
             if done.duplicate:
                 result.duplicates.append(done.uid)
             await pipeline(self.services, tenant, done.uid)
             if ep.pinned:
                 await self.services.graph.episodes.set_pinned(tenant, done.uid, True)
+
+        def mapped(uid: str) -> str:
+            """The uid the replay gave; a forgotten turn's (a reverie's) as the turns' would be."""
+            if uid in given:
+                return given[uid]
+            return uid if data.user == tenant else stable_uid(tenant, "imported", uid)
+
+        async with self.services.locks.get("thread", tenant):
+            for layers in data.threads:
+                exchanges = [x.model_copy(update={"uid": mapped(x.uid)}) for x in layers.exchanges]
+                covered = mapped(layers.covered_uid) if layers.covered_uid else None
+                await save_layers(
+                    self.services.graph,
+                    tenant,
+                    layers.model_copy(update={"exchanges": exchanges, "covered_uid": covered}),
+                )
+        for r in data.reveries:
+            await restore_reverie(
+                self.services,
+                tenant,
+                mapped(r.episode_uid),
+                r.impression,
+                r.created_at,
+                r.faded_at,
+                [mapped(n) for n in r.neighbours],
+            )
         return result
 
     # ---- reads
@@ -813,7 +864,8 @@ class Memory:
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
         with its sources, beliefs and the journal of their changes, features, personality
-        snapshots, concepts, the diary, goals, emotions and session summaries."""
+        snapshots, concepts, the diary, goals, emotions, session summaries, the threads'
+        compressed layers and the reveries forgotten episodes left."""
         tenant = _check_user(user)
         graph = self.services.graph
         uids = await graph.episodes.list_uids(tenant)
@@ -857,5 +909,10 @@ class Memory:
             summaries=[
                 s.model_dump(mode="json", exclude={"tenant"})
                 for s in await graph.summaries.list(tenant)
+            ],
+            threads=await all_layers(graph, tenant),
+            reveries=[
+                ExportedReverie.model_validate(r)
+                for r in await list_reveries(self.services, tenant)
             ],
         )

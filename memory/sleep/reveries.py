@@ -139,19 +139,64 @@ async def write_reverie(services: Services, episode: Episode, now: datetime) -> 
         return False
     impression = IMPRESSION_PREFIX + ", ".join(about)
     vector = (await services.embedder.embed_documents([episode.user_text or impression]))[0]
-    point = VectorPoint(
+    point = _point(tenant, uid, vector, impression, neighbours, episode.created_at, now)
+    await services.vectors.upsert("reveries", [point])
+    return True
+
+
+def _point(
+    tenant: str,
+    uid: str,
+    vector: np.ndarray,
+    impression: str,
+    neighbours: Sequence[str],
+    created_at: datetime,
+    faded_at: datetime,
+) -> VectorPoint:
+    about = impression.removeprefix(IMPRESSION_PREFIX)
+    return VectorPoint(
         id=reverie_id(tenant, uid),
         dense=perturb(vector, reverie_id(tenant, uid)),
-        sparse=encode_document(", ".join(about)),  # the words it is about, not the prefix
+        sparse=encode_document(about),  # the words it is about, not the prefix
         payload={
             "tenant": tenant,
             "episode_uid": uid,
             "text": impression,
-            "neighbours": neighbours,
-            "created_at": as_utc(episode.created_at).isoformat(),
-            "faded_at": now.isoformat(),
+            "neighbours": list(neighbours),
+            "created_at": as_utc(created_at).isoformat(),
+            "faded_at": as_utc(faded_at).isoformat(),
             "archived": False,
         },
     )
+
+
+async def list_reveries(services: Services, tenant: str) -> list[dict[str, Any]]:
+    """Every reverie of the tenant (what the export holds), oldest memory first: the forgotten
+    episode's uid, the impression, when the memory was made and when it faded, its neighbours."""
+    rows = [
+        {
+            "episode_uid": str(h.payload.get("episode_uid", "")),
+            "impression": str(h.payload.get("text", "")),
+            "created_at": str(h.payload.get("created_at", "")),
+            "faded_at": str(h.payload.get("faded_at", "")),
+            "neighbours": [str(n) for n in h.payload.get("neighbours") or []],  # type: ignore[attr-defined]
+        }
+        for h in await services.vectors.scroll_points("reveries", tenant)
+    ]
+    return sorted(rows, key=lambda r: (r["created_at"], r["episode_uid"]))
+
+
+async def restore_reverie(
+    services: Services,
+    tenant: str,
+    episode_uid: str,
+    impression: str,
+    created_at: datetime,
+    faded_at: datetime,
+    neighbours: Sequence[str] = (),
+) -> None:
+    """Write a reverie back from its exported record (`Memory.import_`; idempotent). The
+    forgotten turn's text is gone, so its blurred embedding is made from the impression."""
+    vector = (await services.embedder.embed_documents([impression]))[0]
+    point = _point(tenant, episode_uid, vector, impression, neighbours, created_at, faded_at)
     await services.vectors.upsert("reveries", [point])
-    return True

@@ -366,6 +366,17 @@ async def load_layers(graph: GraphStore, tenant: str, thread_id: str) -> ThreadL
     return ThreadLayers(thread_id=thread_id)
 
 
+async def all_layers(graph: GraphStore, tenant: str) -> list[ThreadLayers]:
+    """Every thread's stored layers, by thread id (unreadable documents left out: the episodes
+    rebuild them)."""
+    out = []
+    for key in await graph.state.keys(tenant, STATE_PREFIX):
+        layers = await load_layers(graph, tenant, key.removeprefix(STATE_PREFIX))
+        if not layers.empty:
+            out.append(layers)
+    return out
+
+
 async def save_layers(graph: GraphStore, tenant: str, layers: ThreadLayers) -> None:
     """Replace the thread's layers."""
     await graph.state.put(tenant, state_key(layers.thread_id), layers.model_dump_json())

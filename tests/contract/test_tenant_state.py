@@ -23,3 +23,15 @@ async def test_tenants_are_isolated_and_values_verbatim(graph: GraphStore) -> No
     assert await graph.state.get(HOSTILE, "k") == "bob's"
     assert await graph.state.get("carol", "k") is None
     assert await graph.beliefs.list("ada") == []  # state is not a belief
+
+
+async def test_keys_by_prefix_in_order_and_per_tenant(graph: GraphStore) -> None:
+    for key in ("thread:b", "thread:a", "sponge", "thread%", "threads", "thread:é"):
+        await graph.state.put("ada", key, "v")
+    await graph.state.put("bob", "thread:c", "v")
+    assert await graph.state.keys("ada", "thread:") == ["thread:a", "thread:b", "thread:é"]
+    assert await graph.state.keys("ada", "thread%") == ["thread%"]  # no pattern characters
+    assert await graph.state.keys("ada") == sorted(
+        ["thread:b", "thread:a", "sponge", "thread%", "threads", "thread:é"]
+    )
+    assert await graph.state.keys("carol", "thread:") == []

@@ -14,9 +14,11 @@ from memory.schema import VECTOR_KINDS
 from memory.services import Services
 from memory.services.usage import Usage
 from memory.sleep.levels import Level
+from memory.sleep.plan import forget_episode
+from memory.sleep.reveries import vague_recall
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
-from serve.api import MAX_SEARCH_K, InvalidInput, Memory, NotFound
+from serve.api import MAX_SEARCH_K, InvalidInput, Memory, NotFound, TooLarge
 from tasks.route import assess_turn
 from tests.integration.test_consolidation import sleep
 
@@ -291,3 +293,67 @@ async def test_export_erase_import_gives_the_same_memory(services: Services) -> 
 
     with pytest.raises(InvalidInput, match="export"):
         await mem.import_("ada", {"format": "something-else"})
+
+
+TRIP = [
+    "We are planning a trip to Kyoto in April.",
+    "My sister Lina is coming along with her husband.",
+    "Lina wants to see the bamboo forest at Arashiyama.",
+    "I booked a ryokan near Gion for four nights.",
+    "We saw a documentary about penguins in Antarctica yesterday.",
+    "The flights go through Helsinki both ways.",
+    "I should buy a rail pass before we leave.",
+    "Lina's husband Marco is vegetarian, so we need good restaurants.",
+]
+
+
+async def test_export_holds_thread_layers_and_reveries_and_import_writes_them_back(
+    services: Services,
+) -> None:
+    """What erase removes, the export holds: the thread's compressed layers and the reverie a
+    forgotten turn left come back with import, as the user's or as another user's."""
+    mem = Memory(services)
+    for i, text in enumerate(TRIP):
+        await mem.add(
+            "ada",
+            [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}],
+            when=T0 + timedelta(minutes=5 * i),
+            thread="trip",
+        )
+    await mem.flush()
+    uids = await services.graph.episodes.list_uids("ada")
+    episodes = sorted(
+        await services.graph.episodes.get_many("ada", uids), key=lambda e: e.created_at
+    )
+    penguins = episodes[4]
+    assert "penguins" in penguins.user_text
+    assert (await forget_episode(services, penguins, 0.05, T0 + timedelta(days=400)))[1]
+    exported = await mem.export("ada")
+    assert [t.thread_id for t in exported.threads] == ["trip"]
+    assert exported.threads[0].exchanges or exported.threads[0].summary, "turns left the window"
+    assert [r.episode_uid for r in exported.reveries] == [penguins.uid]
+    assert "penguins" in exported.reveries[0].impression
+    document = exported.model_dump(mode="json")
+
+    await mem.erase("ada")
+    assert (await mem.export("ada")).threads == [] and (await mem.export("ada")).reveries == []
+    await mem.import_("ada", document)
+    again = await mem.export("ada")
+    assert again.threads == exported.threads
+    assert again.reveries == exported.reveries
+    recalled = await vague_recall(services, "ada", "Have we seen anything about penguins?")
+    assert [r["text"] for r in recalled][:1] == [exported.reveries[0].impression]
+
+    await mem.import_("bob", document)  # another user: the uids are the user's own
+    bob = await mem.export("bob")
+    assert len(bob.threads) == 1 and len(bob.reveries) == 1
+    assert bob.reveries[0].episode_uid != penguins.uid
+    assert bob.threads[0].summary == exported.threads[0].summary
+    bob_uids = set(await services.graph.episodes.list_uids("bob"))
+    assert {x.uid for x in bob.threads[0].exchanges} <= bob_uids
+    assert set(bob.reveries[0].neighbours) <= bob_uids
+
+    huge = {**document, "reveries": [{**document["reveries"][0], "impression": "x" * 2_000_000}]}
+    with pytest.raises(TooLarge, match=r"reveries\[0\]\.impression"):
+        await mem.import_("cyd", huge)
+    assert await services.graph.episodes.list_uids("cyd") == []  # checked before any write

@@ -30,3 +30,11 @@ class TenantStateStore(KindStore):
     @abstractmethod
     async def _put(self, tenant: str, key: str, value: str) -> None:
         """Store the cleaned value under (tenant, the cleaned key), replacing any previous one."""
+
+    async def keys(self, tenant: str, prefix: str = "") -> list[str]:
+        """The tenant's keys that start with `prefix` (cleaned as keys are), in code-point order."""
+        return sorted(await self._keys(tenant, clean_text(prefix)))
+
+    @abstractmethod
+    async def _keys(self, tenant: str, prefix: str) -> list[str]:
+        """The tenant's keys starting with the cleaned prefix, in any order."""

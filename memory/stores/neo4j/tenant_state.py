@@ -15,6 +15,11 @@ MATCH (s:TenantState {tenant: $tenant, key: $key})
 RETURN s.value AS value
 """
 
+_STATE_KEYS = """
+MATCH (s:TenantState {tenant: $tenant}) WHERE s.key STARTS WITH $prefix
+RETURN s.key AS key
+"""
+
 _PUT_STATE = """
 MERGE (s:TenantState {tenant: $tenant, key: $key})
 SET s.value = $value
@@ -30,3 +35,7 @@ class Neo4jTenantState(Neo4jKind, TenantStateStore):
 
     async def _put(self, tenant: str, key: str, value: str) -> None:
         await self._write(_PUT_STATE, tenant=tenant, key=key, value=value)
+
+    async def _keys(self, tenant: str, prefix: str) -> list[str]:
+        rows = await self._read(_STATE_KEYS, tenant=tenant, prefix=prefix)
+        return [str(r["key"]) for r in rows]

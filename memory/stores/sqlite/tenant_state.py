@@ -27,3 +27,10 @@ class SqliteTenantState(SqliteKind, TenantStateStore):
             "ON CONFLICT (tenant, key) DO UPDATE SET value = excluded.value",
             (tenant, key, value),
         )
+
+    async def _keys(self, tenant: str, prefix: str) -> list[str]:
+        rows = await self._fetch(
+            "SELECT key FROM tenant_state WHERE tenant = ? AND substr(key, 1, length(?)) = ?",
+            (tenant, prefix, prefix),
+        )
+        return [str(r["key"]) for r in rows]
