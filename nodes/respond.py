@@ -134,7 +134,8 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     if reply is None:
         remembered = outcome in ("stored", "outbox")
         by_rank = sorted(facts + memories, key=lambda m: int(m.get("rank") or 10**6))
-        reply = plain_answer(turn, by_rank, beliefs, temporal, now, remembered)
+        diary = list(state.get("diary") or [])
+        reply = plain_answer(turn, by_rank, beliefs, temporal, now, remembered, diary)
     reply += length_note(turn, outcome) + memory_note(episode)
     used: list[dict[str, Any]] = [{**m, "detail": "fact"} for m in facts] + [
         {**m, "detail": lvl} for m, lvl in zip(memories, levels, strict=True) if lvl != "omitted"

@@ -1,7 +1,9 @@
 """The offline answer to a question: one sentence from the best relevant memory, said to the user
 in the second person with when it was said ("On 20 October you told me that you work as a marine
-biologist at the Oceanographic Institute in Brest."), or a plain "I don't remember" when no
-memory bears on the question.
+biologist at the Oceanographic Institute in Brest."); for a question about a day or a period that
+no memory answers by its words ("What did we talk about on January 12?"), the diary entries of
+that period, else what was said in it; or a plain "I don't remember" when no memory bears on the
+question.
 
 Relevance without a model: a memory answers when its best point is close in meaning to the
 question (dense cosine >= `RELEVANT_COSINE`) or it holds at least a third of the question's
@@ -11,13 +13,14 @@ content words. Pure functions: no I/O, no model.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from memory.retrieval.ranking import coverage
 from memory.schema import as_utc
 from memory.text.ordering import in_time_order, is_ordering
 from memory.text.sparse import token_set
+from memory.text.timeparse import parse_time
 from memory.write.contextual import speaker_label
 from tasks.content import (
     Turn,
@@ -252,6 +255,35 @@ def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime)
     return NOTHING
 
 
+def of_period(
+    memories: list[dict[str, Any]], diary: list[dict[str, Any]], question: str, now: datetime
+) -> str:
+    """For a question about a day or a period: the diary entries of that period (`diary`, in day
+    order), else the best statements said in it, oldest first; `NOTHING` when the question names
+    no period or nothing of it is held."""
+    if diary:
+        return " ".join(
+            _sentence_end(
+                f"{when_said(datetime.fromisoformat(str(e['day'])).replace(tzinfo=UTC), now)}, "
+                f'my diary says: "{bounded(str(e.get("text", "")), ANSWER_CHARS)}"'
+            )
+            for e in diary
+        )
+    window = parse_time(question, now).window
+    if window is None:
+        return NOTHING
+    inside = [
+        m
+        for m in memories
+        if m.get("kind") != "fact"
+        and not _asks(m, strict=True)
+        and m.get("created_at")
+        and window.start <= as_utc(datetime.fromisoformat(str(m["created_at"]))) < window.end
+    ][:CONSIDERED]
+    inside = [inside[i] for i in in_time_order(inside)]
+    return " ".join(answer(m, question, now) for m in inside) or NOTHING
+
+
 def _asks(memory: dict[str, Any], strict: bool = False) -> bool:
     """True when the memory's user side only asks something; `strict`: and the agent's side
     holds nothing either (such a memory answers nothing)."""
@@ -316,8 +348,10 @@ def plain_answer(
     temporal: dict[str, Any],
     now: datetime,
     remembered: bool = True,
+    diary: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The reply without a language model: what memory holds, said plainly."""
+    """The reply without a language model: what memory holds, said plainly; `diary`, the entries
+    of the period the message names (`memory.retrieval.diary`)."""
     text = str(turn.get("text", ""))
     if turn.get("empty"):
         if turn.get("dropped_parts"):
@@ -340,7 +374,8 @@ def plain_answer(
         )
     if is_ordering(text):  # the best statements, told oldest first with their dates
         return offline_answer_in_order(memories, text, now)
-    return offline_answer(memories, text, now)
+    found = offline_answer(memories, text, now)
+    return found if found != NOTHING else of_period(memories, diary or [], text, now)
 
 
 def memory_line(memory: dict[str, Any]) -> str:

@@ -7,12 +7,20 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.agent import builder
+from graph.bookkeeping import run_episode
 from memory.retrieval.diary import MAX_ENTRIES, diary_of_period
-from memory.services import Services
+from memory.schema import utcnow
+from memory.services import ChatModels, Services
 from memory.sleep.levels import Level
+from memory.text.timeparse import parse_time
+from memory.write.episodes import remember
 from nodes.retrieve import retrieve
 from nodes.state import route_state
 from tasks.diary_context import diary_block
+from tasks.offline_answer import NOTHING
 from tasks.respond import system_prompt
 from tasks.route import RouteDecision
 from tests.conftest import installed
@@ -74,3 +82,35 @@ def test_the_reply_fences_the_entries() -> None:
     prompt = system_prompt("core", "snap", {"text": "now"}, "", "", diary=block)
     assert "# Your diary of those days" in prompt
     assert "# Your diary" not in system_prompt("core", "snap", {"text": "now"}, "", "")
+
+
+async def test_offline_the_agent_answers_a_day_from_its_diary(services: Services) -> None:
+    """ "What did we talk about on January 12?" offline: no turn shares a word with it, so no
+    memory answers by its words; the diary entry of that day does (it was "I don't remember")."""
+    question = "What did we talk about on January 12?"
+    window = parse_time(question, utcnow()).window
+    assert window is not None
+    day = window.start
+    for offset, text in [
+        (timedelta(hours=10), "I adopted a grey kitten called Miso from the shelter."),
+        (timedelta(days=-3, hours=9), "My landlord is repainting the stairwell."),
+    ]:
+        done = await remember(
+            services, tenant="jan", thread_id="t", user_text=text, agent_text="OK.", at=day + offset
+        )
+        await run_episode(services, "jan", done.uid)
+    await sleep(services, "jan", Level.DAILY, day + timedelta(days=1))
+    entries = {e.day: e.text for e in await services.graph.diary.list("jan")}
+    assert "Miso" in entries[day.date().isoformat()]
+
+    app = builder.compile(checkpointer=InMemorySaver())
+    with installed(services, ChatModels.offline_for(services.settings)):
+        out = await app.ainvoke(
+            {"messages": [{"role": "user", "content": question}]},
+            {"configurable": {"thread_id": "ask"}},
+            context={"user_id": "jan"},
+        )
+    said = str(out["messages"][-1].content)
+    assert said.startswith("On 12 January, my diary says:") and "Miso" in said, said
+    assert "landlord" not in said  # another day's entry is not that day's talk
+    assert NOTHING not in said

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memory.text.questions import asks_share, is_bare_question
-from tasks.offline_answer import NOTHING, offline_answer, second_person, when_said
+from tasks.offline_answer import NOTHING, offline_answer, plain_answer, second_person, when_said
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -140,3 +140,18 @@ def test_the_share_of_a_text_that_asks() -> None:
     assert asks_share("Wow! What did you paint?") == 0.5
     assert asks_share("Did you go? How was it?") == 1.0
     assert asks_share("") == 0.0
+
+
+def test_a_day_no_memory_answers_by_its_words_is_told_from_the_diary_else_its_turns() -> None:
+    question = "What did we talk about on October 20?"
+    kitten = turn("I adopted a kitten called Miso.", on=OCT20, similarity=0.05)
+    other_day = turn("My landlord repaints the stairs.", on=datetime(2026, 10, 17, tzinfo=UTC))
+    other_day["similarity"] = 0.05
+    assert offline_answer([kitten, other_day], question, NOW) == NOTHING  # by its words
+    diary = [{"day": "2026-10-20", "text": "We talked about Miso, the new kitten."}]
+    told = plain_answer({"text": question}, [kitten, other_day], [], {}, NOW, diary=diary)
+    assert told == 'On 20 October, my diary says: "We talked about Miso, the new kitten."'
+    told = plain_answer({"text": question}, [other_day, kitten], [], {}, NOW)
+    assert told == "On 20 October you told me that you adopted a kitten called Miso."
+    assert plain_answer({"text": question}, [other_day], [], {}, NOW) == NOTHING
+    assert plain_answer({"text": "What did we talk about?"}, [kitten], [], {}, NOW) == NOTHING
