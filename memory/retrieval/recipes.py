@@ -274,7 +274,10 @@ TEMPORAL = Recipe("TEMPORAL", time=Time(boost=0.25, neighbours=2))
 """SIMPLE, a stronger time-window boost, and the 2 episodes before and after the best ones."""
 
 AGGREGATION = Recipe("AGGREGATION", search=Search(max_passes=4))
-"""Up to 4 sub-queries, each episode at its best pass's relevance."""
+"""Up to 4 sub-queries, each episode at its best pass's relevance. The sub-queries are the
+router's: offline (`tasks.route.heuristic_route`) there is one pass, the message itself, so an
+offline AGGREGATION searches as SIMPLE does and differs only in the memories the reply keeps
+(`tasks.route.N_RESULTS_OF_KIND`: 10)."""
 
 CONTEXT = Recipe("CONTEXT", priors=Priors(salience_weight=0.3, recency_weight=0.2))
 """docs/design.md section 5's context weights: salience and recency beside similarity and
