@@ -232,9 +232,11 @@ class Settings(BaseSettings):
     """Idle hours that end a session of a thread (a session also ends with its UTC day); each
     finished session gets a summary (`memory.write.sessions`)."""
 
-    sleep_schedule: bool = Field(default=False, validation_alias=_env("MNEME_SLEEP_SCHEDULE"))
-    """The server runs consolidation for every tenant that is due (`serve/schedule.py`). Off by
-    default: deep sleep deletes memories, which an operator should choose to let a server do."""
+    sleep_schedule: bool = Field(default=True, validation_alias=_env("MNEME_SLEEP_SCHEDULE"))
+    """The server runs consolidation for every tenant that is due (`serve/schedule.py`), at the
+    levels' cadence below. On by default: sleep is how memory ages, expires and forgets
+    (docs/adr/0137-sleep-on-by-default.md); only the server's lifespan reads it, so the CLI's
+    one-shot commands never sleep unless asked (`mneme consolidate`). False turns it off."""
     sleep_micro_s: float = Field(default=3600.0, gt=0, validation_alias=_env("MNEME_SLEEP_MICRO_S"))
     """Seconds between micro runs of a tenant (salience, utility, co-retrieval links)."""
     sleep_daily_s: float = Field(

@@ -4,21 +4,22 @@ Checks settings, connectivity to each store, that the embedder loads and answers
 vectors: episodes without vectors, vectors without episodes, session summaries without
 vectors, episodes stuck before `indexed`;
 and the write path: turns waiting in the outbox (depth and age), records in its dead letter,
-and quarantined episodes with
-their reasons. It reads across tenants (a maintenance view) and changes nothing.
+and quarantined episodes with their reasons; and sleep: whether the server's schedule runs it,
+and when each level last ran. It reads across tenants (a maintenance view) and changes nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memory.embeddings.embedders import EmbedderError
 from memory.embeddings.install import check as check_embedder
-from memory.schema import SCHEMA_VERSION, EpisodeStatus, utcnow
+from memory.schema import SCHEMA_VERSION, EpisodeStatus, as_utc, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
 from memory.settings import ConfigError, Settings, load_settings
+from memory.sleep.levels import Level, last_runs
 from memory.stores.base import SchemaMismatch, StoreError, StoreLocked
 from memory.tenant import RULE, valid_ids
 from memory.variables import unknown_variables
@@ -91,6 +92,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
         await _check_schema(services, report)
         await _check_consistency(services, report)
         await _check_quarantine(services, report)
+        await check_sleep(services, report)
     finally:
         await services.close()
     return report
@@ -306,3 +308,39 @@ async def _check_quarantine(services: Services, report: DoctorReport) -> None:
 
 def _sample(uids: list[str]) -> str:
     return f" (e.g. {', '.join(uids[:3])})" if uids else ""
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 86400:g} d" if seconds >= 86400 else f"{seconds / 3600:g} h"
+
+
+async def check_sleep(services: Services, report: DoctorReport) -> None:
+    """Sleep: whether the server's schedule runs it (and at which cadence), and for each level
+    its last run across users (the newest) and how many users it has not reached yet.
+    Informational: a store that answers always passes."""
+    settings = services.settings
+    if settings.sleep_schedule:
+        schedule = (
+            f"the server's schedule runs it (micro every {_hours(settings.sleep_micro_s)}, "
+            f"daily every {_hours(settings.sleep_daily_s)}, deep every "
+            f"{_hours(settings.sleep_deep_s)})"
+        )
+    else:
+        schedule = "the server's schedule is off (MNEME_SLEEP_SCHEDULE=false)"
+    tenants = valid_ids(await services.graph.episodes.list_tenants())
+    runs = [await last_runs(services, t) for t in tenants]
+    levels = []
+    for level in Level:
+        times = []
+        for r in runs:
+            try:
+                times.append(as_utc(datetime.fromisoformat(r[level.value])))
+            except (KeyError, ValueError):
+                pass
+        last = max(times).isoformat(timespec="minutes") if times else "never"
+        missing = len(tenants) - len(times)
+        levels.append(
+            f"{level.value} {last}"
+            + (f" ({missing} of {len(tenants)} users never)" if missing else "")
+        )
+    report.add("sleep", True, f"{schedule}; last run: {', '.join(levels)}")

@@ -47,4 +47,5 @@ def test_intervals_come_from_the_settings() -> None:
     assert Intervals.from_settings(settings) == Intervals(
         timedelta(minutes=1), timedelta(minutes=10), timedelta(minutes=100)
     )
-    assert load_settings().sleep_schedule is False
+    assert load_settings().sleep_schedule is True  # the server sleeps unless told not to
+    assert load_settings(sleep_schedule=False).sleep_schedule is False
