@@ -48,14 +48,21 @@ async def score(
     services: Services, tenant: str, now: datetime
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Every episode with its utility and salience at `now` (computed, not read), and the
-    episodes' connections."""
+    episodes' connections. The only evidence of what memory holds true does not decay
+    (`episode_salience`)."""
     episodes = await live_episodes(services, tenant)
-    connections = await connections_of(services, tenant, [e.uid for e in episodes])
+    uids = [e.uid for e in episodes]
+    connections = await connections_of(services, tenant, uids)
+    sole: set[str] = set()
+    for i in range(0, len(uids), 500):
+        sole |= await services.graph.episodes.sole_evidence(tenant, uids[i : i + 500])
     scored = [
         Candidate(
             episode=e,
             utility=episode_utility(e, now),
-            salience=episode_salience(e, connections.get(e.uid, 0), now),
+            salience=episode_salience(
+                e, connections.get(e.uid, 0), now, sole_evidence=e.uid in sole
+            ),
         )
         for e in episodes
     ]

@@ -2,7 +2,8 @@
 
 Salience (how much a memory matters):
 
-    base = exp(-age_days / 365)                  (1 for a cornerstone or a pinned episode)
+    base = exp(-age_days / 365)                  (1 for a cornerstone, a pinned episode or the
+                                                  only evidence of what memory holds true)
     resistance = min(3 * identity + 2 * emotion, 1)
     effective = base + resistance * (1 - base)
     salience = effective * (1 + ln(access + 1) + novelty + 0.5 * ln(connections + 1)) / 4
@@ -126,15 +127,19 @@ def salience(
     return effective * boost / 4.0
 
 
-def episode_salience(episode: Episode, connections: int, now: datetime) -> float:
-    """The salience of `episode` at `now`, with its number of graph connections (a pinned
-    episode does not decay, like a cornerstone)."""
+def episode_salience(
+    episode: Episode, connections: int, now: datetime, *, sole_evidence: bool = False
+) -> float:
+    """The salience of `episode` at `now`, with its number of graph connections. What sleep
+    protects does not decay, like a cornerstone: a pinned episode, and with `sole_evidence` the
+    only evidence of an active belief or the only source of a current fact (so a protected turn
+    stays above retrieval's salience floor however old it grows)."""
     return salience(
         _days(episode.created_at, now),
         episode.access_count,
         connections,
         appraise(episode),
-        timeless=episode.pinned,
+        timeless=episode.pinned or sole_evidence,
     )
 
 
