@@ -10,7 +10,7 @@ heuristics answer (`tasks.llm.turn_budget`). `record` makes the user's message d
 reply can say truthfully whether it is remembered; `route` makes the turn's first LLM call,
 which also scores the message's evidence, so the evidence gate runs beside retrieval instead
 of after the reply (what the gate decides reaches the sponge through the stored ESS, in
-bookkeeping: docs/adr/0134-no-sponge-update-node.md); `remember` waits for both branches, runs after the
+bookkeeping: docs/adr/0135-no-sponge-update-node.md); `remember` waits for both branches, runs after the
 reply's last token and completes the episode with the reply. `builder` is the uncompiled graph;
 `graph` is compiled without a checkpointer (the server provides persistence). Tests and
 notebooks compile `builder` with their own saver.

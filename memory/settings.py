@@ -235,7 +235,7 @@ class Settings(BaseSettings):
     sleep_schedule: bool = Field(default=True, validation_alias=_env("MNEME_SLEEP_SCHEDULE"))
     """The server runs consolidation for every tenant that is due (`serve/schedule.py`), at the
     levels' cadence below. On by default: sleep is how memory ages, expires and forgets
-    (docs/adr/0137-sleep-on-by-default.md); only the server's lifespan reads it, so the CLI's
+    (docs/adr/0138-sleep-on-by-default.md); only the server's lifespan reads it, so the CLI's
     one-shot commands never sleep unless asked (`mneme consolidate`). False turns it off."""
     sleep_micro_s: float = Field(default=3600.0, gt=0, validation_alias=_env("MNEME_SLEEP_MICRO_S"))
     """Seconds between micro runs of a tenant (salience, utility, co-retrieval links)."""
