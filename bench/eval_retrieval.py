@@ -38,7 +38,16 @@ from bench.eval_ingest import (
     stored_dir,
 )
 from bench.memeval import SESSION_GAP, Conversation, EvalInputError, parse_date, read_memeval
-from bench.metrics import KS, Scored, percentile, question_metrics, summarise
+from bench.metrics import (
+    KS,
+    Ordered,
+    Scored,
+    percentile,
+    question_metrics,
+    stale_order,
+    summarise,
+    summarise_order,
+)
 from bench.references import reference_metrics
 from graph.consolidation import run_consolidation
 from memory.embeddings.embedders import Embedder, build_embedder
@@ -301,6 +310,7 @@ async def _run_eval(
     # vectors live there, so stored ingests (a directory each) are neither read nor written.
     on_server = bool(base.qdrant_url)
     scored: list[Scored] = []
+    ordered: list[Ordered] = []
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     ingest_s = 0.0
@@ -388,6 +398,8 @@ async def _run_eval(
                         rows.append({"id": q["id"], "ranked": ranked})
                         category = str(q.get("category") or "uncategorised")
                         scored.append(Scored(category, question_metrics(ranked, q["evidence"])))
+                        if q.get("stale"):  # a fact that changed: the answer above the old value
+                            ordered.append(stale_order(category, ranked, q["evidence"], q["stale"]))
                         if progress:
                             progress(f"questions {n}/{len(conversations)}", i, len(conv.questions))
                 finally:
@@ -405,6 +417,7 @@ async def _run_eval(
             await embedder.close()
     summary: dict[str, Any] = {
         "metrics": summarise(scored),
+        "stale": summarise_order(ordered) if ordered else None,
         "latency_ms": {
             "p50": percentile(latencies, 50),
             "p95": percentile(latencies, 95),

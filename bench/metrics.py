@@ -96,3 +96,45 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = math.floor(pos)
     high = min(low + 1, len(data) - 1)
     return data[low] + (data[high] - data[low]) * (pos - low)
+
+
+@dataclass(frozen=True, slots=True)
+class Ordered:
+    """One question with `stale` turns: is the answer ranked above what was true before (or,
+    for a `past` question, what is true now), and is it first?"""
+
+    category: str
+    above: bool
+    """The best-ranked evidence id ranks above every stale id (an id missing from the ranking
+    ranks below all; when neither appears, False)."""
+    first: bool
+    """The top-ranked id is an evidence id."""
+
+
+def stale_order(
+    category: str, ranked: Sequence[str], evidence: Iterable[str], stale: Iterable[str]
+) -> Ordered:
+    """How a question that carries `stale` ids was ranked (see `Ordered`)."""
+    position = {t: i for i, t in enumerate(ranked)}
+    missing = len(ranked) + 1
+    wanted = set(evidence)
+    best_evidence = min((position.get(t, missing) for t in wanted), default=missing)
+    best_stale = min((position.get(t, missing) for t in stale), default=missing)
+    return Ordered(category, best_evidence < best_stale, bool(ranked) and ranked[0] in wanted)
+
+
+def summarise_order(rows: Sequence[Ordered]) -> dict[str, dict[str, float]]:
+    """Per category (and `overall`): n, the share ranked above stale, the share first."""
+    by: dict[str, list[Ordered]] = defaultdict(list)
+    for row in rows:
+        by[row.category].append(row)
+    out: dict[str, dict[str, float]] = {}
+    for category, items in [*sorted(by.items()), ("overall", list(rows))]:
+        if items:
+            n = len(items)
+            out[category] = {
+                "n": float(n),
+                "above_stale": sum(r.above for r in items) / n,
+                "first": sum(r.first for r in items) / n,
+            }
+    return out

@@ -105,6 +105,24 @@ def side_by_side(results: dict[str, dict[str, Any]]) -> Table:
     return table
 
 
+def order_table(order: dict[str, dict[str, float]], title: str) -> Table:
+    """The questions that carry `stale` turns (a fact that changed): the share whose answer
+    ranks above every stale turn, and the share whose first turn is an answer, per category
+    (for `past`, the older value above the newer)."""
+    table = Table(title=f"{title}: answer ranked above the stale value")
+    for col in ("category", "n", "above stale", "answer first"):
+        table.add_column(col, justify="left" if col == "category" else "right")
+    for name, row in order.items():
+        n = int(row["n"])
+        table.add_row(
+            name,
+            str(n),
+            f"{round(row['above_stale'] * n)}/{n} = {row['above_stale']:.3f}",
+            f"{round(row['first'] * n)}/{n} = {row['first']:.3f}",
+        )
+    return table
+
+
 def print_summary(
     summary: dict[str, Any], out: Console = console, title: str = "memeval retrieval"
 ) -> None:
@@ -112,6 +130,8 @@ def print_summary(
     out.print(summary_table(summary, title))
     if summary.get("references"):
         out.print(references_table(summary, title))
+    if summary.get("stale"):
+        out.print(order_table(summary["stale"], title))
     lat = summary["latency_ms"]
     ing = summary["ingest"]
     out.print(

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from bench.metrics import (
+    Ordered,
     Scored,
     all_at,
     hit_at,
@@ -14,7 +15,9 @@ from bench.metrics import (
     percentile,
     question_metrics,
     recall_at,
+    stale_order,
     summarise,
+    summarise_order,
 )
 
 RANKED = ["a", "b", "c", "d", "e"]
@@ -63,3 +66,25 @@ def test_percentile() -> None:
     assert percentile([5.0], 50) == 5.0
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile(list(map(float, range(101))), 95) == 95.0
+
+
+def test_stale_order_answer_above_the_old_value_and_first() -> None:
+    ranked = ["D5:1", "D1:3", "D9:1"]
+    assert stale_order("current", ranked, ["D5:1"], ["D1:3"]) == Ordered("current", True, True)
+    late = stale_order("current", ranked, ["D9:1"], ["D1:3"])
+    assert (late.above, late.first) == (False, False)
+    # A stale turn missing from the ranking ranks below all; neither present fails.
+    assert stale_order("past", ranked, ["D9:1"], ["D7:7"]).above
+    assert not stale_order("past", ranked, ["D8:8"], ["D7:7"]).above
+
+
+def test_summarise_order_shares_per_category_and_overall() -> None:
+    rows = [
+        Ordered("current", True, True),
+        Ordered("current", True, False),
+        Ordered("past", False, False),
+    ]
+    out = summarise_order(rows)
+    assert out["current"] == {"n": 2.0, "above_stale": 1.0, "first": 0.5}
+    assert out["past"]["above_stale"] == 0.0
+    assert out["overall"]["n"] == 3.0 and abs(out["overall"]["above_stale"] - 2 / 3) < 1e-9
