@@ -103,6 +103,16 @@ def ranked_turns(found: Ranked, ingested: Ingested, minimum: int = MIN_RANKED) -
     return out
 
 
+def scored_question(q: Mapping[str, Any], ranked: list[str]) -> tuple[Scored, Ordered | None]:
+    """A question's metrics under its category and, when it carries `stale` turns (a fact that
+    changed), whether its answer ranks above them (`bench.metrics.stale_order`)."""
+    category = str(q.get("category") or "uncategorised")
+    row = Scored(category, question_metrics(ranked, q["evidence"]))
+    if not q.get("stale"):
+        return row, None
+    return row, stale_order(category, ranked, q["evidence"], q["stale"])
+
+
 def choose_recipe(
     question: str, recipe_name: str, part: str | None, route: Route | None = None
 ) -> tuple[Recipe, list[str], dict[str, float], int]:
@@ -396,10 +406,9 @@ async def _run_eval(
                             await services.graph.episodes.record_access(tenant, uids[:count], now)
                         ranked = ranked_turns(ranked_in, ingested)
                         rows.append({"id": q["id"], "ranked": ranked})
-                        category = str(q.get("category") or "uncategorised")
-                        scored.append(Scored(category, question_metrics(ranked, q["evidence"])))
-                        if q.get("stale"):  # a fact that changed: the answer above the old value
-                            ordered.append(stale_order(category, ranked, q["evidence"], q["stale"]))
+                        row, order = scored_question(q, ranked)
+                        scored.append(row)
+                        ordered += [order] if order is not None else []
                         if progress:
                             progress(f"questions {n}/{len(conversations)}", i, len(conv.questions))
                 finally:

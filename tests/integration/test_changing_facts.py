@@ -54,3 +54,7 @@ async def test_the_current_value_ranks_above_the_stale_one(
         first += current == 1
     # the issue's targets: >= 11 of 12 above the stale turn, >= 9 of 12 first
     assert above / n >= 11 / 12 and first / n >= 9 / 12, (name, n, above, first)
+    # the eval's own figure (issue 30) counts the same
+    order = result.summary["stale"]["current"]
+    assert order["n"] == n and order["above_stale"] == pytest.approx(above / n)
+    assert order["first"] == pytest.approx(first / n)
