@@ -26,6 +26,7 @@ from memory.beliefs.views import similarities
 from memory.schema import ESS, Belief, Feature, FeatureCategory, topic_slug
 from memory.services import Services
 from memory.services.usage import Usage
+from tasks.content import is_question
 from tasks.keywords import STOPWORDS, keywords
 from tasks.llm import structured
 
@@ -264,12 +265,28 @@ _COUNTER = re.compile(
 )
 
 
+_SPEAKER = re.compile(
+    r"(?i)^\W*(?:(?:so|well|also|and|but|oh|ok|okay|hi|hey|actually|anyway|update|news)\W+)*"
+    r"(?:i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our)\b"
+    r"(?!\s+(?:\w+\s+)?(?:think|believe|feel|read|learned|learnt|found|heard|know|saw|argue)\b)"
+)
+
+
+def about_speaker(claim: str) -> bool:
+    """The claim's grammatical subject is the speaker ("I live in ...", "my job is ..."): what
+    the user says about themselves is knowledge about the user (`tasks.facts`), never a view or
+    an interest of the agent's. A view they report ("I think ...", "I read that ...") is a
+    claim about the world, not about them."""
+    return bool(_SPEAKER.match(claim))
+
+
 def heuristic_features(text: str, ess: ESS, claim: str) -> list[ProposedFeature]:
     """Features offline: an interest in the message's subject, the view it argues, expertise
-    when the evidence is expert or empirical, a style when it is specific and well sourced."""
+    when the evidence is expert or empirical, a style when it is specific and well sourced;
+    none from a question or from what the speaker says about themselves (`about_speaker`)."""
     subject = " ".join(keywords(text, 2))
-    if not subject:
-        return []
+    if not subject or is_question(claim or text) or about_speaker(claim or text):
+        return []  # a question states no view; what the user says of themselves is knowledge
     out = [ProposedFeature(category=FeatureCategory.INTERESTS, text=f"interested in {subject}")]
     view = claim.strip()[:200]
     if len(view) >= 3:  # "Hi" or "1" is no view (and no valid feature: the stage would fail)

@@ -247,8 +247,15 @@ CONSIDERED = 3
 
 
 def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
-    """The answer from the best relevant memory that states something, else `NOTHING`."""
-    statements = [m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=True)]
+    """The answer from the best relevant memory that states something, else `NOTHING`.
+
+    A turn in which the user only asked is no evidence of what the user said: unless the
+    question asks what the agent said, its reply (perhaps an earlier wrong answer) is not
+    quoted back as the answer."""
+    about_agent = bool(_ASKS_AGENT.search(question))
+    statements = [
+        m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=about_agent)
+    ]
     for memory in statements[:CONSIDERED]:
         if relevant(memory, question):
             return answer(memory, question, now)
