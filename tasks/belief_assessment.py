@@ -285,7 +285,10 @@ def heuristic_features(text: str, ess: ESS, claim: str) -> list[ProposedFeature]
     when the evidence is expert or empirical, a style when it is specific and well sourced;
     none from a question or from what the speaker says about themselves (`about_speaker`)."""
     subject = " ".join(keywords(text, 2))
-    if not subject or is_question(claim or text) or about_speaker(claim or text):
+    asks = is_question(claim) or all(
+        is_question(part) for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part
+    )
+    if not subject or asks or about_speaker(claim or text):
         return []  # a question states no view; what the user says of themselves is knowledge
     out = [ProposedFeature(category=FeatureCategory.INTERESTS, text=f"interested in {subject}")]
     view = claim.strip()[:200]

@@ -155,3 +155,20 @@ def test_a_day_no_memory_answers_by_its_words_is_told_from_the_diary_else_its_tu
     assert told == "On 20 October you told me that you adopted a kitten called Miso."
     assert plain_answer({"text": question}, [other_day], [], {}, NOW) == NOTHING
     assert plain_answer({"text": "What did we talk about?"}, [kitten], [], {}, NOW) == NOTHING
+
+
+def test_the_agents_reply_to_the_users_question_is_not_what_the_user_said() -> None:
+    asked = turn(
+        "Where do I live again?",
+        "You live in Utrecht, near the central station, as you told me.",  # perhaps wrong
+        on=OCT20,
+        similarity=0.8,
+    )
+    moved = turn("We moved to Rotterdam in October.", on=OCT20, similarity=0.5)
+    assert offline_answer([asked, moved], "Where do I live now?", NOW) == (
+        "On 20 October you told me that you moved to Rotterdam in October."
+    )
+    # asked what the agent said, its reply is the answer
+    assert offline_answer([asked], "What did you tell me about where I live?", NOW).startswith(
+        'On 20 October I told you: "You live in Utrecht'
+    )
