@@ -97,7 +97,7 @@ EVAL_OUT ?= eval-retrieval.json
 EVAL_STORE ?= $(HOME)/.cache/mneme/eval-store
 
 .PHONY: eval
-eval: $(STAMP) ## Retrieval eval on both development benchmarks (LoCoMo, LongMemEval slice) in BENCH_DIR, offline (MEMEVAL=files instead; EVAL_OUT=json; ingests kept in EVAL_STORE)
+eval: $(STAMP) ## Retrieval eval on the three development benchmarks (LoCoMo, LongMemEval slice, BEAM 500K dev) in BENCH_DIR, offline (MEMEVAL=files instead; EVAL_OUT=json; ingests kept in EVAL_STORE)
 	$(BIN)/mneme eval retrieval $(MEMEVAL) --bench-dir $(BENCH_DIR) --json $(EVAL_OUT) --store $(EVAL_STORE)
 
 .PHONY: clean

@@ -15,8 +15,13 @@ from cli.common import console, fail, progress_bar, safe
 
 CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 LABELS = {"overall": "overall (all)", "overall_no_adversarial": "overall w/o adversarial"}
-DEV_BENCHMARKS = ("locomo10.memeval.jsonl", "longmemeval_s_dev30.memeval.jsonl")
-"""The two development benchmarks every retrieval change is judged on (in `--bench-dir`)."""
+DEV_BENCHMARKS = (
+    "locomo10.memeval.jsonl",
+    "longmemeval_s_dev30.memeval.jsonl",
+    "beam500k_dev4.memeval.jsonl",
+)
+"""The three development benchmarks every retrieval change is judged on (in `--bench-dir`):
+conversations between two people, user-assistant histories, long technical chats."""
 METRICS = ("R@1", "R@5", "R@10", "R@20", "all@10", "hit@10", "NDCG@10")
 
 
@@ -45,19 +50,27 @@ def summary_table(summary: dict[str, Any], title: str = "memeval retrieval") -> 
 
 
 def references_table(summary: dict[str, Any], title: str) -> Table:
-    """R@10 and NDCG@10 of the reference retrievers per category, beside mneme's."""
+    """R@10 and NDCG@10 of the reference retrievers per category, beside mneme's, and mneme's
+    margin to the best of them on each metric (negative: below the floor)."""
     from bench.references import REFERENCES
 
     metrics: dict[str, dict[str, float]] = summary["metrics"]
     refs: dict[str, dict[str, dict[str, float]]] = summary["references"]
     table = Table(title=f"{title}: R@10 / NDCG@10 beside the reference retrievers")
-    for column in ("category", "mneme", *REFERENCES):
+    for column in ("category", "mneme", *REFERENCES, "margin to best"):
         table.add_column(column, justify="left" if column == "category" else "right", no_wrap=True)
     for name in _rows(metrics):
-        cells = [metrics[name], *(refs[r].get(name, {}) for r in REFERENCES)]
+        mine = metrics[name]
+        theirs = [refs[r].get(name, {}) for r in REFERENCES]
+        margin = "-"
+        if any(theirs):
+            r10 = mine["R@10"] - max(c["R@10"] for c in theirs if c)
+            nd = mine["NDCG@10"] - max(c["NDCG@10"] for c in theirs if c)
+            margin = f"{r10:+.3f} / {nd:+.3f}"
         table.add_row(
             LABELS.get(name, name),
-            *(f"{c['R@10']:.3f} / {c['NDCG@10']:.3f}" if c else "-" for c in cells),
+            *(f"{c['R@10']:.3f} / {c['NDCG@10']:.3f}" if c else "-" for c in [mine, *theirs]),
+            margin,
         )
     return table
 
@@ -236,7 +249,7 @@ def retrieval(
     ] = None,
 ) -> None:
     """Ingest each conversation into a fresh memory, ask its questions, score the rankings; with
-    several files (by default the two development benchmarks), side by side."""
+    several files (by default the three development benchmarks), side by side."""
     from bench.eval_retrieval import run_eval
     from bench.memeval import EvalInputError
     from memory.embeddings.embedders import EmbedderError
