@@ -13,6 +13,8 @@ from memory.text.query import addresses_agent
         "You recommended a hiking trail last time, what was it called?",
         "Can you remind me what you said about the colour scheme?",
         "I wanted to follow up on our previous conversation about budgeting apps.",
+        "How did you recommend structuring the backend?",
+        "You just mentioned a library, which one was it?",
     ],
 )
 def test_questions_about_the_agents_words(question: str) -> None:
@@ -25,6 +27,11 @@ def test_questions_about_the_agents_words(question: str) -> None:
         "What speed is my new internet plan?",
         "Where did Ana go hiking?",
         "Do you think it might be my living room?",
+        # requests for new words: the answer is what the user told (a preference, a plan)
+        "What approaches would you suggest I explore for state management?",
+        "Can you give me a summary of everything we covered about my resume analyzer?",
+        "Can you list the order in which I brought up the features I mentioned?",
+        "What is the board game where you have to find the imposter that John mentions?",
     ],
 )
 def test_questions_about_the_users_life(question: str) -> None:
