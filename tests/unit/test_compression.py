@@ -238,8 +238,9 @@ async def test_a_one_megabyte_message_is_cut_never_sent_whole(agent_services, fa
     assert layers.summary == digest["summary"]
 
 
-async def test_offline_one_megabyte_message_keeps_the_budgets(agent_services, offline) -> None:
-    huge = "We decided to rebuild the barn near Tavira. " * (1_000_000 // 44)
+async def test_offline_largest_message_keeps_the_budgets(agent_services, offline) -> None:
+    limit = agent_services.settings.max_message_bytes  # the write path refuses anything larger
+    huge = "We decided to rebuild the barn near Tavira. " * (limit // 44)
     await thread_of_turns(agent_services, [huge, *FACTS[:8]])
     last = (await agent_services.graph.episodes.in_thread("alice", "t1"))[-1].uid
     await compress_thread(await loaded(last), runtime(**SMALL))
