@@ -55,6 +55,8 @@ class ReplicaReport:
     double_bookkept: list[str] = field(default_factory=list)
     consolidations: int = 0
     consolidations_busy: int = 0
+    consolidation_errors: int = 0
+    """Consolidations that raised (a replica whose graph writes fail, say); not run, not counted."""
     consolidation_overlaps: int = 0
     killed: str | None = None
     dead_outbox_records: int = 0
@@ -306,17 +308,9 @@ async def audit(
         if before != EpisodeStatus.PROCESSED.value:
             effective[uid] = effective.get(uid, 0) + 1
     report.double_bookkept = sorted(uid for uid, n in effective.items() if n > 1)
-    slept = [r for r in _lines(work, "consolidation") if len(r) == 3 and r[1] != "busy"]
-    report.consolidations = len(slept)
-    report.consolidations_busy = sum(1 for r in _lines(work, "consolidation") if r[1:] == ["busy"])
-    by_tenant: dict[str, list[tuple[float, float]]] = {}
-    for tenant, a, b in slept:
-        by_tenant.setdefault(tenant, []).append((float(a), float(b)))
-    for spans in by_tenant.values():
-        spans.sort()
-        report.consolidation_overlaps += sum(
-            1 for (_, end), (begin, _) in zip(spans, spans[1:], strict=False) if begin < end
-        )
+    counts = consolidations(_lines(work, "consolidation"))
+    report.consolidations, report.consolidations_busy = counts[0], counts[1]
+    report.consolidation_errors, report.consolidation_overlaps = counts[2], counts[3]
     ms = [row[4] for row in rows]
     if ms:
         report.reply_p50_ms, report.reply_p95_ms = (round(x, 1) for x in percentiles(ms))
@@ -324,6 +318,27 @@ async def audit(
     report.doctor_ok = doctor.ok
     report.doctor = [f"{'ok' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in doctor.checks]
     return report
+
+
+def consolidations(lines: list[list[str]]) -> tuple[int, int, int, int]:
+    """(runs, found busy, failed, overlapping runs of one tenant) from the workers'
+    `consolidation-NAME` lines: `tenant start end`, `tenant busy` or `tenant error Type`."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    busy = errors = 0
+    for row in lines:
+        if row[1:] == ["busy"]:
+            busy += 1
+        elif len(row) == 3 and row[1] == "error":
+            errors += 1
+        else:
+            spans.setdefault(row[0], []).append((float(row[1]), float(row[2])))
+    overlaps = 0
+    for runs in spans.values():
+        runs.sort()
+        overlaps += sum(
+            1 for (_, end), (begin, _) in zip(runs, runs[1:], strict=False) if begin < end
+        )
+    return sum(len(r) for r in spans.values()), busy, errors, overlaps
 
 
 def routing_uri(uri: str) -> str:
