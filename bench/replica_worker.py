@@ -11,7 +11,7 @@ back (an acknowledged turn). Every few turns it consolidates a tenant (micro sle
 
 While `WORK/faults/graph-NAME` exists its graph writes fail (its turns then go to its outbox).
 Instrumentation for the audit, written from inside the leases: `WORK/bookkeeping-NAME` (uid, the
-episode's status when the run began, start, end) and `WORK/consolidation-NAME` (tenant, start,
+episode's status when the run began, start, end, its content hash then) and `WORK/consolidation-NAME` (tenant, start,
 end, or `busy`).
 """
 
@@ -76,9 +76,13 @@ async def main(name: str, work: Path) -> None:
     async def logged(services: Any, tenant: str, uid: str) -> Any:
         episode = await services.graph.episodes.get(tenant, uid)
         before = episode.status.value if episode is not None else "missing"
+        content = episode.content_hash[:16] if episode is not None else "-"
         began = time.time()
         result = await real(services, tenant, uid)
-        _log(work / f"bookkeeping-{name}", f"{uid} {before} {began:.6f} {time.time():.6f}")
+        _log(
+            work / f"bookkeeping-{name}",
+            f"{uid} {before} {began:.6f} {time.time():.6f} {content}",
+        )
         return result
 
     @asynccontextmanager

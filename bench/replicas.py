@@ -11,9 +11,10 @@ the graph), then it is SIGKILLed mid-stream and not restarted; the turns it had 
 acknowledged go back to the queue (a client retrying elsewhere: same message id, same episode).
 
 The audit: acknowledged turns lost (told remembered but not in the graph, or other text),
-duplicates, episodes bookkept with effect by more than one run (`double_bookkept`: two runs that
-both found the episode unfinished; with the tenant lease the second finds it processed and does
-nothing), overlapping consolidations of one tenant, the dead replica's outbox records filed by
+duplicates, episodes bookkept with effect by more than one run over the same content
+(`double_bookkept`: two runs that both found the episode unfinished; with the tenant lease the
+second finds it processed and does nothing; a run again after `attach_reply` changed the
+episode is the design's re-run over the whole turn, counted apart as `rebookkept_after_reply`), overlapping consolidations of one tenant, the dead replica's outbox records filed by
 the survivors before the audit touched anything, episodes left unprocessed, `mneme doctor`,
 and the reply latency per turn (p50/p95) against the same run with one replica.
 """
@@ -35,6 +36,7 @@ from typing import Any
 from bench.qdrant_nodes import Nodes
 from bench.replica_worker import message
 from bench.write import percentiles
+from memory.schema import EpisodeStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,8 +55,14 @@ class ReplicaReport:
     duplicates: int = 0
     bookkeeping_runs: int = 0
     double_bookkept: list[str] = field(default_factory=list)
+    """Episodes bookkept with effect by more than one run over the same content."""
+    rebookkept_after_reply: list[str] = field(default_factory=list)
+    """Episodes bookkept again after their reply was attached (a sweep had bookkept the user's
+    side while the reply was being written; `attach_reply` moved them back to `stored`)."""
     consolidations: int = 0
     consolidations_busy: int = 0
+    consolidation_errors: int = 0
+    """Consolidations that raised (a replica whose graph writes fail, say); not run, not counted."""
     consolidation_overlaps: int = 0
     killed: str | None = None
     dead_outbox_records: int = 0
@@ -247,7 +255,7 @@ async def audit(
     from pydantic import SecretStr
 
     from graph.bookkeeping import run_episode
-    from memory.schema import Episode, EpisodeStatus
+    from memory.schema import Episode
     from memory.services import Services
     from memory.services.doctor import run_doctor
     from memory.settings import Settings
@@ -301,22 +309,10 @@ async def audit(
         await services.close()
     runs = _lines(work, "bookkeeping")
     report.bookkeeping_runs = len(runs)
-    effective: dict[str, int] = {}
-    for uid, before, *_ in runs:
-        if before != EpisodeStatus.PROCESSED.value:
-            effective[uid] = effective.get(uid, 0) + 1
-    report.double_bookkept = sorted(uid for uid, n in effective.items() if n > 1)
-    slept = [r for r in _lines(work, "consolidation") if len(r) == 3 and r[1] != "busy"]
-    report.consolidations = len(slept)
-    report.consolidations_busy = sum(1 for r in _lines(work, "consolidation") if r[1:] == ["busy"])
-    by_tenant: dict[str, list[tuple[float, float]]] = {}
-    for tenant, a, b in slept:
-        by_tenant.setdefault(tenant, []).append((float(a), float(b)))
-    for spans in by_tenant.values():
-        spans.sort()
-        report.consolidation_overlaps += sum(
-            1 for (_, end), (begin, _) in zip(spans, spans[1:], strict=False) if begin < end
-        )
+    report.double_bookkept, report.rebookkept_after_reply = bookkept_twice(runs)
+    counts = consolidations(_lines(work, "consolidation"))
+    report.consolidations, report.consolidations_busy = counts[0], counts[1]
+    report.consolidation_errors, report.consolidation_overlaps = counts[2], counts[3]
     ms = [row[4] for row in rows]
     if ms:
         report.reply_p50_ms, report.reply_p95_ms = (round(x, 1) for x in percentiles(ms))
@@ -324,6 +320,43 @@ async def audit(
     report.doctor_ok = doctor.ok
     report.doctor = [f"{'ok' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in doctor.checks]
     return report
+
+
+def bookkept_twice(runs: list[list[str]]) -> tuple[list[str], list[str]]:
+    """From the workers' `bookkeeping-NAME` lines (uid, status when the run began, start, end,
+    content hash then): the episodes that more than one run bookkept with effect over the same
+    content (a race: the second should have found the episode processed), and those bookkept
+    again over new content (`attach_reply` after a sweep had bookkept the user's side alone:
+    the design's re-run over the whole turn, not a race)."""
+    effective: dict[str, dict[str, int]] = {}
+    for uid, before, _, _, content in runs:
+        if before != EpisodeStatus.PROCESSED.value:
+            by_content = effective.setdefault(uid, {})
+            by_content[content] = by_content.get(content, 0) + 1
+    twice = sorted(uid for uid, c in effective.items() if any(n > 1 for n in c.values()))
+    again = sorted(uid for uid, c in effective.items() if len(c) > 1)
+    return twice, again
+
+
+def consolidations(lines: list[list[str]]) -> tuple[int, int, int, int]:
+    """(runs, found busy, failed, overlapping runs of one tenant) from the workers'
+    `consolidation-NAME` lines: `tenant start end`, `tenant busy` or `tenant error Type`."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    busy = errors = 0
+    for row in lines:
+        if row[1:] == ["busy"]:
+            busy += 1
+        elif len(row) == 3 and row[1] == "error":
+            errors += 1
+        else:
+            spans.setdefault(row[0], []).append((float(row[1]), float(row[2])))
+    overlaps = 0
+    for runs in spans.values():
+        runs.sort()
+        overlaps += sum(
+            1 for (_, end), (begin, _) in zip(runs, runs[1:], strict=False) if begin < end
+        )
+    return sum(len(r) for r in spans.values()), busy, errors, overlaps
 
 
 def routing_uri(uri: str) -> str:

@@ -185,6 +185,14 @@ def compare(
         "fused_searches": fused,
         "fused_reordered_by_ties": swapped,
         "searches_differing_otherwise": sum(1 for rs in reasons.values() for r in rs if r != "tie"),
+        # Every such search with its question, also when the question's top 10 came out the
+        # same (a search whose hits never reach the ranking, or differ below the top 10).
+        "search_differences": [
+            {"id": questions[i][0] if 0 <= i < len(questions) else str(i), "reason": r}
+            for i, rs in sorted(reasons.items())
+            for r in rs
+            if r != "tie"
+        ],
     }
     for i, (qid, mine, theirs) in enumerate(questions):
         if mine[:10] == theirs[:10]:

@@ -196,22 +196,35 @@ class Endpoints:
     async def call(self, fn: Callable[[AsyncQdrantClient], Awaitable[T]]) -> T:
         """Run `fn` on the node in use, moving to the next node while a node cannot serve it;
         `StoreUnavailable` when none can. Every call mneme makes is idempotent (upserts by id,
-        deletes by filter), so a call retried on another node does nothing twice."""
+        deletes by filter), so a call retried on another node does nothing twice.
+
+        Each call tries every node once, in order from the one in use when it began, and moves
+        the node in use past a node that failed only if no concurrent call has moved it since:
+        calls failing on one dead node at once each advanced it before, so it went round to the
+        dead node again and a call could meet that node on every try and fail with live nodes
+        left (`tests/integration/test_qdrant_server.py`)."""
         reasons: list[str] = []
-        for _ in range(len(self._clients)):
-            url, client = self._clients[self._current]
+        n = len(self._clients)
+        start = self._current
+        for step in range(n):
+            i = (start + step) % n
+            url, client = self._clients[i]
             try:
-                return await fn(client)
+                result = await fn(client)
             except Exception as exc:
                 if not unreachable(exc):
                     raise
                 reasons.append(f"{url}: {describe(exc)}")
-                if len(self._clients) > 1:
-                    self._current = (self._current + 1) % len(self._clients)
+                if n > 1 and self._current == i:
+                    self._current = (i + 1) % n
                     self.failovers += 1
                     log.warning(
                         "Qdrant node %s cannot serve (%s); trying %s", url, reasons[-1], self.url
                     )
+                continue
+            if step:
+                self._current = i  # it answered: use it next
+            return result
         raise StoreUnavailable(
             f"no Qdrant node answers ({'; '.join(reasons)}); check QDRANT_URL and that the "
             f"server (or a node of the cluster) runs"

@@ -101,6 +101,27 @@ async def test_a_lease_has_one_holder_until_released_or_expired(graph: GraphStor
     assert (await graph.leases.take("t1", "consolidation", "b", T0, TTL)).holder == "b"
 
 
+async def test_a_take_racing_a_release_is_stored_when_it_is_reported(graph: GraphStore) -> None:
+    """A lease released while another holder takes it: whoever `take` reports as the holder is
+    the holder stored, so a third finds it held. (On Neo4j a release used to delete the lease's
+    node: a take that had matched that node before the delete committed reported the lease as
+    its own and stored nothing, and the next taker got it too: two bookkeeping runs of one
+    tenant at once in `mneme bench replicas`.) Both backends hold to it."""
+    for i in range(40):
+        tenant = f"race{i}"
+        await graph.leases.take(tenant, "consolidation", "a", T0, TTL)
+        _, taken = await asyncio.gather(
+            graph.leases.release(tenant, "consolidation", "a"),
+            graph.leases.take(tenant, "consolidation", "b", T0, TTL),
+        )
+        if taken.holder == "b":
+            assert await lease_of(graph, tenant) == taken, i
+            third = await graph.leases.take(tenant, "consolidation", "c", T0, TTL)
+            assert third.holder == "b", i
+        else:  # b came first and found a's lease
+            assert taken.holder == "a" and await lease_of(graph, tenant) is None, i
+
+
 async def test_an_expired_lease_is_taken_over(graph: GraphStore) -> None:
     await graph.leases.take("t1", "consolidation", "dead", T0, TTL)
     at_expiry = T0 + TTL

@@ -4,6 +4,7 @@ default (`mneme eval retrieval` with QDRANT_URL)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from memory.schema import collection_name, stable_uid
 from memory.stores.base import StoreUnavailable, VectorPoint
 from memory.stores.qdrant import QdrantIndex
 from memory.stores.qdrant_idf import TERMS_FIELD
+from memory.stores.qdrant_server import Connection, Endpoints
 from memory.text.sparse import encode_document, encode_query
 from tests.conftest import QdrantServer, make_settings, wipe_qdrant
 
@@ -69,6 +71,37 @@ async def test_a_node_that_is_down_is_skipped_for_the_next(
         await index.close()
     with pytest.raises(StoreUnavailable, match=r"does not answer.*unset QDRANT_URL"):
         await QdrantIndex.open(f"{down},{down}", fingerprint="f_8", dim=8, timeout_s=1.0)
+
+
+async def test_calls_failing_on_a_dead_node_at_once_each_reach_a_live_one(
+    qdrant_server: QdrantServer,
+) -> None:
+    """Many calls in flight when the node in use dies (a cluster node killed under load): each
+    tries every node once, so each reaches the live one. Each failure used to advance the node
+    in use, so it went round to a dead node again and some calls met dead nodes on every try:
+    one search in ten failed while a node was down in `tests/e2e/test_cluster.py`."""
+    await wipe_qdrant(qdrant_server)
+    conn = Connection.parse(
+        ",".join(
+            [
+                qdrant_server.url.replace("127.0.0.1", "127.0.0.2"),
+                qdrant_server.url.replace("127.0.0.1", "127.0.0.3"),
+                qdrant_server.url,
+            ]
+        ),
+        api_key=qdrant_server.api_key,
+    )
+    endpoints = Endpoints([(url, conn.client(url, 5)) for url in conn.urls])
+    try:
+        answers = await asyncio.gather(
+            *(endpoints.call(lambda client: client.get_collections()) for _ in range(30)),
+            return_exceptions=True,
+        )
+        assert [a for a in answers if isinstance(a, BaseException)] == []
+        assert endpoints.url == qdrant_server.url
+        assert endpoints.failovers == 2  # past each dead node once, however many calls failed
+    finally:
+        await endpoints.close()
 
 
 async def test_collections_on_a_server_have_the_tenancy_layout(

@@ -89,7 +89,7 @@ class LeaseStore(KindStore):
     @abstractmethod
     async def _swap(self, tenant: str, key: str, change: Change) -> Lease | None:
         """In one write transaction: read the lease under `key`, store `change(lease)` there
-        (delete it for None) and return that."""
+        (None: free it) and return that."""
 
 
 def _key(name: str) -> str:

@@ -1,4 +1,5 @@
-"""Leases on Neo4j: `:TenantState` nodes, write-locked, read and replaced in one transaction."""
+"""Leases on Neo4j: `:TenantState` nodes, write-locked, read and replaced in one transaction
+(never deleted: a free lease is an empty value)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from memory.stores.neo4j.kind import Neo4jKind
 
 # MERGE on the (tenant, key) uniqueness constraint serialises creation; the SET takes the node's
 # write lock before the value is read, so a concurrent transaction waits for this one to commit
-# and then reads what it wrote (no lost update).
+# and then reads what it wrote (no lost update). A released lease keeps its node, emptied: had
+# the release deleted it, a take that matched the node before the delete committed would read
+# it as free, store its lease on no node and report it as taken, and the next take would get
+# it too (two holders at once; `test_a_take_racing_a_release_is_stored_when_it_is_reported`).
 _LOCK = """
 MERGE (s:TenantState {tenant: $tenant, key: $key})
 ON CREATE SET s.value = '', s.lock = 0
@@ -23,11 +27,6 @@ MATCH (s:TenantState {tenant: $tenant, key: $key})
 SET s.value = $value
 """
 
-_DELETE = """
-MATCH (s:TenantState {tenant: $tenant, key: $key})
-DELETE s
-"""
-
 
 class Neo4jLeases(Neo4jKind, LeaseStore):
     """The lease part of `Neo4jGraphStore` (the tenant-state constraint is all it needs)."""
@@ -36,10 +35,8 @@ class Neo4jLeases(Neo4jKind, LeaseStore):
         async def work(tx: AsyncTransaction) -> Lease | None:
             rows = await tx_rows(tx, _LOCK, {"tenant": tenant, "key": key})
             after = change(Lease.decode(rows[0]["value"]))
-            if after is None:
-                await tx_run(tx, _DELETE, {"tenant": tenant, "key": key})
-            else:
-                await tx_run(tx, _PUT, {"tenant": tenant, "key": key, "value": after.encode()})
+            value = "" if after is None else after.encode()  # "": free (`Lease.decode`)
+            await tx_run(tx, _PUT, {"tenant": tenant, "key": key, "value": value})
             return after
 
         return await self._tx(work)
