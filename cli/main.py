@@ -101,6 +101,7 @@ bench_app.command("rest")(bench_commands.rest)
 bench_app.command("sleep")(bench_commands.sleep)
 bench_app.command("cluster")(bench_commands.cluster)
 bench_app.command("replicas")(bench_commands.replicas)
+bench_app.command("directives")(bench_commands.directives)
 app.add_typer(bench_app, name="bench")
 
 shards_app = typer.Typer(help="Tenant shards on a Qdrant cluster: list, promote a large tenant.")
