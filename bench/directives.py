@@ -5,8 +5,9 @@ Each line of the file (default `bench/data/directives.jsonl`) is one user turn w
 `directive` (it should become a standing instruction) and `belief` (it should become one of the
 agent's beliefs). A turn is taken as the episode the agent would store (no earlier turn), then:
 
-- directive accepted: the offline fact heuristic (`tasks.facts.patterns.heuristic_facts`, what
-  the `knowledge` stage stores without a model) gives at least one `instruction` fact;
+- directive accepted: what the `knowledge` stage stores without a model (the offline fact
+  heuristic, `tasks.facts.patterns.heuristic_facts`, made propositions by
+  `tasks.facts.propositions.propositions`) holds at least one `instruction` fact;
 - belief accepted: the `beliefs` stage's provenance (`tasks.provenance.belief_provenance`) with
   the turn's offline ESS (`tasks.route.heuristic_assessment`), run on a fresh tenant of a
   throw-away embedded memory (SQLite + Qdrant in memory, the configured embedder), leaves at
@@ -30,7 +31,7 @@ from memory.services import Services
 from memory.services.usage import Usage
 from memory.settings import Settings, load_settings
 from tasks.facts.patterns import heuristic_facts
-from tasks.facts.propositions import said_of
+from tasks.facts.propositions import propositions, said_of
 from tasks.provenance import belief_provenance
 from tasks.route import heuristic_assessment
 
@@ -101,8 +102,11 @@ def new_episode(text: str, n: int) -> NewEpisode:
 
 
 def directive_accepted(episode: Episode) -> bool:
-    """True when the offline heuristic files the turn as a standing instruction."""
-    return any(f.kind is FactKind.INSTRUCTION for f in heuristic_facts(said_of(episode, [])))
+    """True when the `knowledge` stage, offline, would file the turn as a standing instruction:
+    the heuristic's facts as the stage turns them into propositions."""
+    said = said_of(episode, [])
+    facts = propositions(heuristic_facts(said), said, episode.content)
+    return any(p.kind is FactKind.INSTRUCTION for p in facts)
 
 
 async def bench_directives(
