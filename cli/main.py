@@ -18,6 +18,7 @@ from cli import (
     bench_commands,
     diary_commands,
     eval_commands,
+    forget_commands,
     goal_commands,
     keys_commands,
     knowledge_commands,
@@ -79,6 +80,7 @@ app.command()(diary_commands.concepts)
 app.command()(diary_commands.diary)
 app.command()(pin_commands.pin)
 app.command()(pin_commands.unpin)
+app.command()(forget_commands.forget)
 app.command()(goal_commands.goals)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
