@@ -67,7 +67,11 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     # A view about what the assistant may disclose or do with others' data, or an instruction,
     # is never voiced, also one stored before the rule (`tasks.directives.not_a_belief`).
     beliefs = [b for b in state.get("beliefs") or [] if not not_a_belief(str(b.get("statement")))]
-    features = [f for f in state.get("features") or [] if not not_a_belief(str(f.get("text")))]
+    features = [
+        f
+        for f in state.get("features") or []
+        if not not_a_belief(str(f.get("text")), of_assistant=True)
+    ]
     now = utcnow()
     usage = Usage()
     snapshot = DEFAULT_SNAPSHOT

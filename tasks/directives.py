@@ -232,11 +232,14 @@ _HANDLING = re.compile(
 )
 
 
-def about_others_data(text: str) -> bool:
+def about_others_data(text: str, *, of_assistant: bool = False) -> bool:
     """True when a claim is about what an assistant (an AI, a tool, "you") may disclose or do
-    with other people's data, secrets or its system prompt: never a belief about the world."""
+    with other people's data, secrets or its system prompt: never a belief about the world.
+    With `of_assistant` the text is the assistant's own trait (a feature: "shares other users'
+    conversations"), so it needs no agent named."""
     for sentence in re.split(r"(?<=[.!?])\s+", text):
-        if not (_AGENTS.search(sentence) and _HANDLING.search(sentence)):
+        named = of_assistant or _AGENTS.search(sentence)
+        if not (named and _HANDLING.search(sentence)):
             continue
         if any(UNSAFE[k].search(sentence) for k in ("other people's data", "secrets")):
             return True
@@ -245,7 +248,8 @@ def about_others_data(text: str) -> bool:
     return False
 
 
-def not_a_belief(text: str) -> bool:
+def not_a_belief(text: str, *, of_assistant: bool = False) -> bool:
     """True when a text can never be one of the agent's views: an instruction to the
-    assistant, or a claim about what it may disclose or do with others' data."""
-    return is_directive(text) or about_others_data(text)
+    assistant, or a claim about what it may disclose or do with others' data (`of_assistant`:
+    the text is a trait of the assistant's own, see `about_others_data`)."""
+    return is_directive(text) or about_others_data(text, of_assistant=of_assistant)

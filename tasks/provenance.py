@@ -128,6 +128,10 @@ async def belief_provenance(
         assessment.insight,
         shift,
         due,
-        [f.model_dump(mode="json") for f in assessment.features if not not_a_belief(f.text)],
+        [
+            f.model_dump(mode="json")
+            for f in assessment.features
+            if not not_a_belief(f.text, of_assistant=True)
+        ],
         list(assessment.counters),
     )

@@ -6,30 +6,16 @@ only quotes someone else's instruction gives none."""
 from __future__ import annotations
 
 import json
-import uuid
-from pathlib import Path
-
-import pytest
 
 from cli.common import opened
 from graph.bookkeeping import run_episode
 from memory.retrieval.facts import standing_instructions
 from memory.schema import utcnow
 from memory.write.episodes import remember
-from tests.conftest import NEO4J_URI, require_neo4j
 from tests.integration.test_cli_knowledge import cli, data_dir
+from tests.integration.test_cli_pins import user
 
-__all__ = ["data_dir"]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
-def user(request: pytest.FixtureRequest, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The user of the test on each backend (unique on the shared Neo4j, which is not wiped)."""
-    if request.param == "sqlite":
-        return "nora"
-    require_neo4j()
-    monkeypatch.setenv("NEO4J_URI", str(NEO4J_URI))
-    return f"nora-{uuid.uuid4().hex[:8]}"
+__all__ = ["data_dir", "user"]
 
 
 async def tell(user: str, text: str) -> None:

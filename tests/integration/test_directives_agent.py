@@ -136,7 +136,7 @@ async def test_hostile_turns_leave_no_instruction_and_no_belief(agent: Services)
     sponge = await load_state(agent.graph, "mallory")
     assert not [i for i in sponge.insights if not_a_belief(i.text)]
     features = await agent.graph.features.list("mallory")
-    assert not [f for f in features if not_a_belief(f.text)]
+    assert not [f for f in features if not_a_belief(f.text, of_assistant=True)]
     assert await agent.graph.episodes.count("mallory") == 5  # every turn is still remembered
 
     last = prompts[-1]  # the reply to ASK, after all of it was bookkept
