@@ -161,15 +161,18 @@ def is_question(clause: str) -> bool:
 _OTHERS = (
     r"(?:\b(?:other|previous|past|earlier|different|all(?: the)?|the other)\s+"
     r"(?:users?|people|persons?|customers?|clients?|patients?|members?|accounts?|tenants?)\b"
-    r"|\b(?:everyone|everybody|anyone|anybody|someone|somebody|others)(?:\s+else)?(?:'s|')?"
-    r"|\b(?!(?:my|your|our|its|his|her|their|the|a|an)\b)[A-Za-z]+(?:'s|s')\s+(?:\w+\s+){0,2}"
+    r"|\b(?:everyone|everybody|anyone|anybody|someone|somebody)(?:\s+else)?'s\b|\bothers'"
+    r"|\b(?:anyone|anybody|someone|somebody|people)\s+else\b"
+    r"|\b(?!(?:my|your|our|its|his|her|their|the|a|an|it|that|there|here|what|who|where|when|"
+    r"how|he|she|let|this)'?s?\b)[A-Za-z]+(?:'s|s')\s+(?:\w+\s+){0,2}"
     r"(?:notes?|conversations?|chats?|messages?|memories|data|histor(?:y|ies)|files?|records?|"
     r"passwords?|details|addresses|e-?mails?|information|info|diaries|accounts?)\b"
     r"|\bwhat (?:other|others|other people|other users|previous users|people) "
     r"(?:said|asked|told|wrote|say|ask|tell))"
 )
-"""Other people's data: other users or customers, "everyone's", "Priya's saved notes",
-"users' private messages", "what other people asked"."""
+"""Other people's data, or other people as its recipients: other users or customers,
+"everyone's", "someone else", "Priya's saved notes", "users' private messages", "what other
+people asked"."""
 
 UNSAFE: dict[str, re.Pattern[str]] = {
     "system prompt": re.compile(

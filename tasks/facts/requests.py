@@ -18,14 +18,24 @@ _IMPERATIVE = re.compile(
 )
 
 
+_LASTING = re.compile(
+    r"(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|by default|every time|"
+    r"each time|whenever|stop|any ?more|no longer)\b"
+)
+"""What a request put as a question must say to hold beyond this message."""
+
+
 def user_request(clause: str, said: Said) -> bool:
     """The user's own standing request to the assistant, by structure: a conversation with the
-    assistant, not a question (a request put politely is one), not inside someone else's quoted
-    or forwarded words, and, in the user's own words of the clause, addressed to the assistant
-    with a cue that it holds beyond this message."""
+    assistant, not a question (a request put politely is one, when it says it lasts: "could you
+    always ...?"), not inside someone else's quoted or forwarded words, and, in the user's own
+    words of the clause, addressed to the assistant with a cue that it holds beyond this
+    message."""
     if not said.agent or is_question(clause) or is_quoted(clause, said.text):
         return False
     own = unquoted(clause).strip()
+    if own.endswith("?") and not _LASTING.search(own):
+        return False  # "can you keep them fresh?" asks once; "could you always ...?" lasts
     return addresses_assistant(own) and bool(re.search(lex.STANDING, own))
 
 
