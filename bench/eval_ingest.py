@@ -132,6 +132,7 @@ WRITE_PATH = (
     "tasks.facts.builders",
     "tasks.facts.lexicon",
     "tasks.facts.patterns",
+    "tasks.facts.requests",
     "tasks.facts.text",
     "nodes.fallback",
     "nodes.features",

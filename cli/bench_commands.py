@@ -305,3 +305,29 @@ def sleep(
     console.print_json(json.dumps(report.as_dict()))
     if any(report.unsupported.values()):
         raise typer.Exit(1)
+
+
+def directives(
+    file: str = typer.Argument(
+        "", help="Labelled turns (JSON lines); default: bench/data/directives.jsonl."
+    ),
+    as_json: str = typer.Option("", "--json", help="Also write the report to this file."),
+) -> None:
+    """Which turns become a standing instruction and which a belief, offline: precision and
+    recall of each against the file's labels (exit 1 when either has a wrong turn)."""
+    from bench.directives import DEFAULT, bench_directives
+
+    report = run(lambda: bench_directives(Path(file) if file else DEFAULT))
+    if as_json:
+        Path(as_json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    for name in ("directive", "belief"):
+        s = report[name]
+        console.print(
+            f"{name}: precision {s['precision']} recall {s['recall']} "
+            f"(tp {s['tp']}, fp {s['fp']}, fn {s['fn']}, tn {s['tn']})"
+        )
+        for wrong in s["wrong"]:
+            console.print(f"  {wrong}", markup=False)
+    console.print(f"{report['turns']} turns in {report['seconds']} s; {machine()}")
+    if report["directive"]["wrong"] or report["belief"]["wrong"]:
+        raise typer.Exit(1)

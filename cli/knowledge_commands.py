@@ -28,6 +28,7 @@ from cli.common import (
     safe,
 )
 from cli.remote import hit_as_candidate, through_server
+from memory.schema import FactKind
 from memory.settings import load_settings
 from memory.stores.base import StoreLocked
 
@@ -221,10 +222,19 @@ def ingest(
 def facts(
     user: str = typer.Option(..., "--user", "-u", callback=checked_user, help=USER_HELP),
     history: bool = typer.Option(False, "--history", help="Also show superseded facts."),
+    kind: str = typer.Option(
+        "",
+        "--kind",
+        help="Only facts of this kind, e.g. `instruction` for the user's standing instructions "
+        "(remove one with `mneme forget UID`; `--json` shows the uids).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of facts)."),
 ) -> None:
     """What mneme knows about the user: current facts, or their whole history."""
-    rows = run(lambda: run_facts(user, history))
+    kinds = {k.value for k in FactKind}
+    if kind and kind not in kinds:
+        raise typer.BadParameter(f"one of {', '.join(sorted(kinds))}", param_hint="--kind")
+    rows = [r for r in run(lambda: run_facts(user, history)) if not kind or r["kind"] == kind]
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
     elif rows:

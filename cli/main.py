@@ -18,6 +18,7 @@ from cli import (
     bench_commands,
     diary_commands,
     eval_commands,
+    forget_commands,
     goal_commands,
     keys_commands,
     knowledge_commands,
@@ -80,6 +81,7 @@ app.command()(diary_commands.concepts)
 app.command()(diary_commands.diary)
 app.command()(pin_commands.pin)
 app.command()(pin_commands.unpin)
+app.command()(forget_commands.forget)
 app.command()(goal_commands.goals)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
@@ -108,6 +110,7 @@ bench_app.command("rest")(bench_commands.rest)
 bench_app.command("sleep")(bench_commands.sleep)
 bench_app.command("cluster")(bench_commands.cluster)
 bench_app.command("replicas")(bench_commands.replicas)
+bench_app.command("directives")(bench_commands.directives)
 app.add_typer(bench_app, name="bench")
 
 shards_app = typer.Typer(help="Tenant shards on a Qdrant cluster: list, promote a large tenant.")

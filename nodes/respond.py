@@ -30,6 +30,7 @@ from nodes.context import Context, context_of
 from nodes.record import thread_of
 from nodes.state import AgentState, Recorded, turn_of
 from tasks.diary_context import diary_block
+from tasks.directives import not_a_belief, unsafe_request
 from tasks.knowledge_prompt import (
     facts_block,
     features_block,
@@ -64,7 +65,14 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     turn = turn_of(state)
     # The prompt blocks read plain dicts (tasks/ knows no channel types).
     memories, facts = split_memories(cast(list[dict[str, Any]], state.get("memories") or []))
-    beliefs = list(state.get("beliefs") or [])
+    # A view about what the assistant may disclose or do with others' data, or an instruction,
+    # is never voiced, also one stored before the rule (`tasks.directives.not_a_belief`).
+    beliefs = [b for b in state.get("beliefs") or [] if not not_a_belief(str(b.get("statement")))]
+    features = [
+        f
+        for f in state.get("features") or []
+        if not not_a_belief(str(f.get("text")), of_assistant=True)
+    ]
     now = utcnow()
     usage = Usage()
     snapshot = DEFAULT_SNAPSHOT
@@ -81,9 +89,13 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         current = await services.graph.snapshots.current(ctx.user_id)
         if current is not None:
             snapshot = current.text
-        instructions = await standing_instructions(
-            services, ctx.user_id, str(turn.get("text", "")), now
-        )
+        instructions = [  # the policy holds for instructions stored before it, too
+            f
+            for f in await standing_instructions(
+                services, ctx.user_id, str(turn.get("text", "")), now
+            )
+            if not unsafe_request(f.text)
+        ]
         thread_id = episode.get("thread_id") or thread_of(runtime)
         if thread_id != NO_THREAD:
             layers = await load_layers(services.graph, ctx.user_id, thread_id)
@@ -113,7 +125,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
                     outcome,
                     facts_block(facts),
                     instructions_block(instructions),
-                    features_block(list(state.get("features") or [])),
+                    features_block(features),
                     reveries_block(list(state.get("reveries") or [])),
                     thread_block(layers, budgets_of(ctx)),
                     ordering,

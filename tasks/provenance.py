@@ -7,7 +7,10 @@ and how strongly; each becomes a provenance edge and a bounded move of the belie
 (`memory.beliefs.evidence.apply_evidence`); the insight is kept for reflection and the belief
 shift is added to the sponge's trigger. The same call proposes the semantic features the message
 shows (written by the `features` stage, `nodes.features`). A manipulative or weak episode changes
-nothing: the sponge stays frozen for it. Every write is idempotent per (episode, belief), so a sweep re-running the stage
+nothing: the sponge stays frozen for it. Neither does a message that is an instruction to the
+assistant or a claim about what it may disclose or do with other people's data
+(`tasks.directives.not_a_belief`), checked again on each of the model's entries, its insight
+and its features: a belief is about the world. Every write is idempotent per (episode, belief), so a sweep re-running the stage
 gives the same store state.
 """
 
@@ -22,7 +25,7 @@ from memory.schema import ESS, MANIPULATIVE_TYPES, Episode
 from memory.services import Services
 from memory.services.usage import Usage
 from tasks.belief_assessment import assess_beliefs
-from tasks.directives import is_directive
+from tasks.directives import not_a_belief
 
 log = logging.getLogger("mneme.provenance")
 
@@ -69,7 +72,10 @@ async def belief_provenance(
 ) -> ProvenanceResult:
     """Write the episode's provenance edges and move the beliefs it bears on."""
     tenant = episode.tenant
-    if not recommends_update(episode.ess) or episode.ess is None:
+    # An instruction, or a claim about what the assistant may do with others' data, moves
+    # nothing, whatever ESS was stored for it (one stored before this rule, or a model's).
+    refused = not_a_belief(episode.user_text)
+    if refused or not recommends_update(episode.ess) or episode.ess is None:
         if frozen(episode.ess):
             return ProvenanceResult(ran=False, frozen=True)
         # Small talk and weak evidence move nothing but still count toward the ~20 interactions.
@@ -80,8 +86,8 @@ async def belief_provenance(
     )
     outcomes = []
     for a in assessment.assessments:
-        if is_directive(f"{a.statement} {a.topic}"):
-            continue  # an instruction to the assistant never becomes a view it holds
+        if not_a_belief(f"{a.statement} {a.topic} {a.reasoning}"):
+            continue  # an instruction, or a rule about disclosing data, is never a view
         outcomes.append(
             await apply_evidence(
                 services,
@@ -99,7 +105,7 @@ async def belief_provenance(
     shift = round(sum(o.shift for o in outcomes if o.applied), 6)
     if shift > 0:
         await add_shift(services, tenant, shift)
-    if assessment.insight and not is_directive(assessment.insight):
+    if assessment.insight and not not_a_belief(assessment.insight):
         await add_insight(
             services,
             tenant,
@@ -122,6 +128,10 @@ async def belief_provenance(
         assessment.insight,
         shift,
         due,
-        [f.model_dump(mode="json") for f in assessment.features],
+        [
+            f.model_dump(mode="json")
+            for f in assessment.features
+            if not not_a_belief(f.text, of_assistant=True)
+        ],
         list(assessment.counters),
     )

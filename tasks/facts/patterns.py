@@ -18,13 +18,15 @@ from collections.abc import Iterator
 
 from memory.schema import USER_SUBJECT, FactKind
 from memory.text.chunking import split_sentences
+from tasks.directives import is_question, is_quoted, polite_request, unsafe_request
 from tasks.extract import ExtractedFact
 from tasks.facts import builders as b
 from tasks.facts import lexicon as lex
 from tasks.facts.builders import Builder, Hit, Said, is_name
+from tasks.facts.requests import user_request
 from tasks.facts.text import concepts_for, confirmations, render, since_date
 
-__all__ = ["RULES", "Said", "clauses", "heuristic_facts", "instruction_topic"]
+__all__ = ["RULES", "Said", "clauses", "heuristic_facts", "instruction_topic", "requests_of"]
 
 K = FactKind
 
@@ -133,10 +135,11 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 def instruction(m: re.Match[str], said: Said) -> list[Hit]:
-    """A standing request to the assistant: it addresses the assistant and says it holds
-    beyond this message ("always", "from now on", "keep", "switch to", "call me", ...)."""
+    """A standing request to the assistant: the user's own (`user_request`), saying it holds
+    beyond this message ("always", "from now on", "keep", "switch to", "call me", ...), and
+    asking for nothing the policy refuses (`tasks.directives.unsafe_request`)."""
     clause = m.string
-    if not said.agent or not _addresses_assistant(clause) or not re.search(lex.STANDING, clause):
+    if not user_request(clause, said) or unsafe_request(clause):
         return []
     replaced = re.search(r"(?i)\binstead of ([\w#+\-]+)", clause)
     topic, value = instruction_topic(re.sub(r"(?i)\binstead of [\w#+\-]+", "", clause))
@@ -157,26 +160,14 @@ def instruction(m: re.Match[str], said: Said) -> list[Hit]:
 
 
 def call_me(m: re.Match[str], said: Said) -> list[Hit]:
-    """ "Call me Sam": how the user wants to be addressed."""
-    if not said.agent or not is_name(m["v"]):
+    """ "Call me Sam": how the user wants to be addressed (the user's own words, not a
+    question, never a privileged title such as "root")."""
+    clause = m.string
+    if not said.agent or not is_name(m["v"]) or unsafe_request(clause):
+        return []
+    if is_question(clause) or is_quoted(clause, said.text):
         return []
     return [Hit(K.INSTRUCTION, "instruction:name", m["v"], confidence=0.85)]
-
-
-_IMPERATIVE = re.compile(
-    r"(?i)^(?:(?:and|also|oh|ok|okay|so|actually|from now on|going forward|in (?:the )?future|"
-    r"by default)[,:]?\s+)*(?:please\s+)?(?:always|never|don't|do not|stop|keep|use|write|answer|"
-    r"reply|respond|show|give|format|call|address|avoid|include|explain|remember to|make sure|be|"
-    r"talk|speak|try to|switch|change|stick|go back)\b(?! of\b)"
-)
-
-
-def _addresses_assistant(clause: str) -> bool:
-    """A request to the assistant: it says "you"/"your", or opens with an imperative."""
-    return bool(
-        re.search(r"(?i)\b(you|your|answers?|repl(?:y|ies)|responses?)\b", clause)
-        or _IMPERATIVE.search(clause)
-    )
 
 
 def instruction_topic(clause: str) -> tuple[str, str]:
@@ -276,13 +267,18 @@ def clauses(text: str) -> Iterator[str]:
                 yield part.strip()
 
 
+def requests_of(said: Said) -> list[str]:
+    """The clauses of a turn that are the user's own standing requests (`user_request`)."""
+    return [c for c in clauses(said.text) if user_request(c, said)]
+
+
 def heuristic_facts(said: Said) -> list[ExtractedFact]:
     """The first-person facts of a turn (and the question it confirms), rendered to stand alone."""
     out: list[ExtractedFact] = []
     for clause in clauses(confirmations(said.text, said.previous)):
         asks = clause.endswith("?")
-        if asks and not (said.agent and re.search(lex.STANDING, clause)):
-            continue  # a question states nothing (a standing request phrased as one does)
+        if asks and not (said.agent and polite_request(clause)):
+            continue  # a question states nothing ("could you always ...?" requests)
         hedged = any(w in lex.HEDGES for w in re.findall(r"[a-z]+", clause.lower()))
         off: set[str] = set()
         for name, pattern, build in RULES:

@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from memory.knowledge.rules import Proposition, grounding
-from memory.schema import USER_SUBJECT, Episode, as_utc
+from memory.schema import USER_SUBJECT, Episode, FactKind, as_utc
 from memory.write.contextual import speaker_label
+from tasks.directives import unsafe_request
 from tasks.extract import ExtractedFact
-from tasks.facts.patterns import Said
+from tasks.facts.patterns import Said, requests_of
 
 _ME = frozenset({"user", "the user", "i", "me", "myself", "speaker", "the speaker"})
 
@@ -46,16 +47,33 @@ def _valid_from(since: str) -> datetime | None:
         return None
 
 
+def admitted(facts: Sequence[ExtractedFact], said: Said) -> list[ExtractedFact]:
+    """The facts without the standing instructions the turn gives no ground for: an
+    `instruction` fact (the model's or the heuristic's) is kept only when the turn holds the
+    user's own standing request to the assistant (`tasks.facts.patterns.requests_of`: not a
+    question, not quoted or forwarded text), none of the turn's requests asks for what the
+    policy refuses (`tasks.directives.unsafe_request`), and neither does the fact itself."""
+    requests = requests_of(said) if any(f.kind is FactKind.INSTRUCTION for f in facts) else []
+    grounded = bool(requests) and not any(unsafe_request(r) for r in requests)
+    return [
+        f
+        for f in facts
+        if f.kind is not FactKind.INSTRUCTION
+        or (grounded and not unsafe_request(f"{f.text} {f.attribute} {f.value}"))
+    ]
+
+
 def propositions(
     facts: Sequence[ExtractedFact],
     said: Said,
     source: str,
     refs: Mapping[str, str] | None = None,
 ) -> list[Proposition]:
-    """Extracted facts as propositions: subjects normalised, ids resolved, grounding measured."""
+    """Extracted facts as propositions: subjects normalised, ids resolved, grounding measured;
+    standing instructions the turn gives no ground for left out (`admitted`)."""
     refs = refs or {}
     out = []
-    for f in facts:
+    for f in admitted(facts, said):
         subject = said.subject if f.subject.strip().lower() in _ME else f.subject.strip()
         ignore = [subject, said.subject] if subject != USER_SUBJECT else [said.subject]
         out.append(
