@@ -1,14 +1,13 @@
 """Belief assessment: how one episode bears on the agent's beliefs (docs/design.md section 6).
 
-For each topic the user's message bears on, the structured output gives a direction (supports
-or contradicts the belief's statement as written, or neutral) and a strength (how directly and
-strongly the message bears on it; its credibility is the ESS, applied separately). It may
-propose up to two new beliefs, gives the one-sentence insight the sponge keeps, and, in the same
-call, the semantic features the conversation gives the agent's personality (values and opinions,
-interests, communication style, expertise) and the listed features it explicitly refutes.
-`heuristic_assessment` answers the same schema offline: existing beliefs close to the message
-by embedding similarity, direction by effect polarity and negation, a new belief only for clearly
-strong evidence.
+For each topic the user's message bears on, the output gives a direction (supports or contradicts
+the belief's statement as written, or neutral) and a strength (how directly and strongly the message
+bears on it; its credibility is the ESS, applied separately). It may propose up to two new beliefs,
+gives the one-sentence insight the sponge keeps, and, in the same call, the semantic features the
+conversation gives the agent's personality (values and opinions, interests, communication style,
+expertise) and the listed features it explicitly refutes. Offline, `heuristic_assessment` answers
+the same schema: beliefs close to the message by embedding similarity, direction by polarity and
+negation, a new belief only for clearly strong evidence.
 """
 
 from __future__ import annotations
@@ -40,9 +39,9 @@ MIN_SIMILARITY = 0.3
 MATCH_SIMILARITY = 0.45
 """The heuristic treats a belief at least this similar to the message as its subject."""
 NEW_BELIEF_MIN_SCORE = 0.6
+"""Offline, only evidence at least this strong starts a new belief."""
 COUNTER_SIMILARITY = 0.6
 """Offline, a retraction refutes the opinions at least this similar to the message."""
-"""Offline, only evidence at least this strong starts a new belief."""
 
 
 class TopicAssessment(BaseModel):
@@ -292,9 +291,8 @@ def heuristic_features(text: str, ess: ESS, claim: str) -> list[ProposedFeature]
     when the evidence is expert or empirical, a style when it is specific and well sourced;
     none from a question or from what the speaker says about themselves (`about_speaker`)."""
     subject = " ".join(keywords(text, 2))
-    asks = is_question(claim) or all(
-        is_question(part) for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part
-    )
+    parts = [part for part in re.split(r"(?<=[.!?])\s+", text.strip()) if part]
+    asks = is_question(claim) or all(is_question(part) for part in parts)
     if not subject or asks or about_speaker(claim or text):
         return []  # a question states no view; what the user says of themselves is knowledge
     out = [ProposedFeature(category=FeatureCategory.INTERESTS, text=f"interested in {subject}")]
