@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.sleep import offline_settings
 from memory.beliefs.evidence import list_active_beliefs
 from memory.embeddings.embedders import build_embedder
 from memory.schema import Episode, FactKind, NewEpisode
@@ -116,17 +117,7 @@ async def bench_directives(
     turns = read_turns(path)
     base = settings or load_settings()
     where = Path(tempfile.mkdtemp(prefix="mneme-directives-"))
-    config = base.model_copy(
-        update={
-            "data_dir": where,
-            "graph_backend": "sqlite",
-            "sqlite_path": None,
-            "neo4j_uri": None,
-            "qdrant_path": Path(":memory:"),
-            "qdrant_url": None,
-            "llm_base_url": None,
-        }
-    )
+    config = offline_settings(base, where, Path(":memory:"))
     services = await Services.open(config, embedder=build_embedder(config), sweep_interval_s=None)
     directive, belief = Score(), Score()
     started = time.perf_counter()

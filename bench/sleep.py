@@ -48,6 +48,23 @@ from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from tasks.route import DEFAULT_N_RESULTS, heuristic_assessment
 
+
+def offline_settings(base: Settings, where: Path, vectors: Path | None = None) -> Settings:
+    """`base` on a throw-away offline memory in `where`: a SQLite graph, the vectors in an
+    embedded index there (or at `vectors`, e.g. `:memory:`), no server, no chat endpoint."""
+    return base.model_copy(
+        update={
+            "data_dir": where,
+            "graph_backend": "sqlite",
+            "sqlite_path": None,
+            "neo4j_uri": None,
+            "qdrant_path": vectors,
+            "qdrant_url": None,
+            "llm_base_url": None,
+        }
+    )
+
+
 START = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
 """Day 0 of the simulated year (a Monday)."""
 
@@ -370,17 +387,7 @@ async def bench_sleep(
     base = settings or load_settings()
     own = work is None
     where = work or Path(tempfile.mkdtemp(prefix="mneme-sleep-"))
-    config = base.model_copy(
-        update={
-            "data_dir": where,
-            "graph_backend": "sqlite",
-            "sqlite_path": None,
-            "neo4j_uri": None,
-            "qdrant_path": None,
-            "qdrant_url": None,
-            "llm_base_url": None,
-        }
-    )
+    config = offline_settings(base, where)
     built = build_embedder(config)
     preflight(built)  # a missing model: one line with the fix, before any work
     embedder = CachedEmbedder(built)
@@ -483,17 +490,7 @@ async def bench_deep_scale(
     turns = generate(seed, episodes)
     base = settings or load_settings()
     where = Path(tempfile.mkdtemp(prefix="mneme-sleep-scale-"))
-    config = base.model_copy(
-        update={
-            "data_dir": where,
-            "graph_backend": "sqlite",
-            "sqlite_path": None,
-            "neo4j_uri": None,
-            "qdrant_path": None,
-            "qdrant_url": None,
-            "llm_base_url": None,
-        }
-    )
+    config = offline_settings(base, where)
     services = await Services.open(config, sweep_interval_s=None)
     try:
         t0 = time.perf_counter()
