@@ -272,6 +272,28 @@ def requests_of(said: Said) -> list[str]:
     return [c for c in clauses(said.text) if user_request(c, said)]
 
 
+_REPORTED = re.compile(
+    r"(?i)\b([\w']+)(?:\s+(?:just|also|always|once|often|keeps?|really))?\s+"
+    r"(?:says?|said|thinks?|thought|believes?|believed|claims?|claimed|insists?|insisted|"
+    r"reckons?|swears?|swore|wrote|writes|told\s+me|tells\s+me|texted|messaged|e-?mailed)"
+    r"(?:\s+(?:me\s+)?that)?[\s,]*$"
+)
+"""A reporting frame just before a statement ("Anna said that ...", "my mom thinks ..."); its
+first word is the reporter, which is the speaker themselves when it is "I" or "we"."""
+
+
+def hearsay(match: re.Match[str], said: Said) -> bool:
+    """True when what a rule matched is someone else's words, not the speaker's statement about
+    themselves: inside a quotation, forwarded or `>`-quoted text, or after "wrote:"
+    (`tasks.directives.quoted_parts`), or right after another person's reporting frame ("Anna
+    said that I love jazz", "my sister thinks I'm stubborn"). A third party's claim about the
+    speaker is theirs, so no first-person fact is made of it."""
+    if is_quoted(match.group(0), said.text):
+        return True
+    frame = _REPORTED.search(match.string[: match.start()])
+    return frame is not None and frame.group(1).lower() not in {"i", "we", "i've", "we've"}
+
+
 def heuristic_facts(said: Said) -> list[ExtractedFact]:
     """The first-person facts of a turn (and the question it confirms), rendered to stand alone."""
     out: list[ExtractedFact] = []
@@ -288,6 +310,8 @@ def heuristic_facts(said: Said) -> list[ExtractedFact]:
             hits = build(match, said) if match is not None else []
             if not hits or match is None:
                 continue
+            if name != "instruction" and hearsay(match, said):
+                continue  # another's words about the speaker: not the speaker's own statement
             off |= _EXCLUSIVE.get(name, set()) | {name}
             colon = clause.rfind(": ", 0, match.start())
             told = clause[colon + 2 :] if colon >= 0 else clause

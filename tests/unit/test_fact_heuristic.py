@@ -110,6 +110,30 @@ def test_a_relatives_home_is_theirs_not_the_speakers() -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Anna said that I love jazz.",
+        "My boss told me I am moving to Berlin.",
+        "My friend wrote: I moved to Berlin last year.",
+        '"I live in Paris," my friend said.',
+        "> I work at Deloitte as an auditor.",
+    ],
+)
+def test_another_persons_words_are_not_the_speakers_own_facts(text: str) -> None:
+    """A third party's claim, reported or quoted, is not the user's statement about themselves."""
+    assert heuristic_facts(said(text)) == []
+
+
+def test_the_speakers_own_report_of_themselves_stays_theirs() -> None:
+    (likes,) = heuristic_facts(said("I said that I love jazz."))
+    assert (likes.subject, likes.attribute) == (USER_SUBJECT, "likes:jazz")
+    kinds = {
+        f.kind for f in heuristic_facts(said('I read "The Name of the Wind" and I love jazz.'))
+    }
+    assert K.PREFERENCE in kinds  # a quoted title is not someone else's statement
+
+
+@pytest.mark.parametrize(
     ("text", "topic", "value"),
     [
         ("Please always show code examples in TypeScript.", "instruction:code", "typescript"),
