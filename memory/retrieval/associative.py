@@ -4,7 +4,8 @@ Runs beside the vector search. An entity named in few episodes is a strong point
 episodes in as candidates); one named in many (the person you talk to every day) only nudges the
 ranking. `hops` walks RELATED_TO edges (what bookkeeping writes: entities one turn names
 together, and the relations facts state, "Ben's sister is Carla"), so a question about Ben also
-reaches, at half the share, the turns about Carla, and brings them in when they are few. The result is a graph-proximity score per episode in [0, 1]: the share of the query's
+reaches the few turns about Carla, at half the share, and brings them in as candidates; a hop
+that reaches many turns is left out. The result is a graph-proximity score per episode in [0, 1]: the share of the query's
 entities (weighted by how specific each is) that reach the episode, closer hops weighing more.
 
 No model and no prompt: recognition is whole-word matching of known entity names, looked up by
@@ -104,17 +105,22 @@ async def associate(
     norm = sum(weights) or 1.0
     out = Association(entities=names)
     for hits, weight in zip(reached, weights, strict=True):
-        for hit in hits:
-            share = weight / norm / (1.0 + hit.distance)
-            out.proximity[hit.episode_uid] = out.proximity.get(hit.episode_uid, 0.0) + share
-        # Each distance is a pointer set of its own: the few episodes naming the entity, and
-        # the few naming its relations (Ben → his sister Carla → the turns about Carla).
+        # Each distance is a set of its own: the episodes naming the entity, and those naming
+        # its relations (Ben → his sister Carla → the turns about Carla). A hop counts only
+        # where few episodes (all the entity's relations together) sit at its distance; the
+        # many turns one hop from a person named everywhere say nothing about the question.
         # The farthest distance of a walk cut at `limit` is incomplete: its count says nothing.
-        distances = {h.distance for h in hits}
-        if len(hits) >= limit:
-            distances.discard(hits[-1].distance)
-        for distance in distances:
-            at = [h.episode_uid for h in hits if h.distance == distance]
-            if len(at) <= pointer_max:
-                out.pointers.update(at)
+        at: dict[int, list[str]] = {}
+        for hit in hits:
+            at.setdefault(hit.distance, []).append(hit.episode_uid)
+        cut = hits[-1].distance if len(hits) >= limit else None
+        for distance, uids in at.items():
+            specific = distance != cut and len(uids) <= pointer_max
+            if distance and not specific:
+                continue
+            share = weight / norm / (1.0 + distance)
+            for uid in uids:
+                out.proximity[uid] = out.proximity.get(uid, 0.0) + share
+            if specific:
+                out.pointers.update(uids)
     return out

@@ -16,6 +16,7 @@ from memory.schema import EntityType, EpisodeHit, entity_key
 from memory.services import Services
 from memory.stores.sqlite import SqliteGraphStore
 from memory.write.episodes import remember
+from tests.contract._support import new_episode
 
 pytestmark = pytest.mark.slow
 
@@ -115,3 +116,25 @@ async def graph_relation(services: Services, a: str, b: str) -> str | None:
         b=entity_key(b),
     )
     return str(rows[0]["relation"]) if rows else None
+
+
+async def test_a_hop_counts_only_into_a_specific_neighbourhood(services: Services) -> None:
+    """The turns one hop away lend proximity and join as candidates when they are few (at most
+    `pointer_max`, all the entity's relations together); more, and the hop says nothing about
+    the question, while the query's own entity keeps its turns."""
+    graph = services.graph
+    for name in ["Ben", "Carla", "Town"]:
+        await graph.entities.upsert("t", name, EntityType.PERSON)
+    await graph.entities.relate("t", "Ben", "Carla", "sister")
+    await graph.entities.relate("t", "Ben", "Town", "co-mentioned")
+    texts = ["Ben: hi", "Carla: hello", "Carla: bye"] + [f"Town news {i}" for i in range(5)]
+    named = ["Ben", "Carla", "Carla"] + ["Town"] * 5
+    for i, (text, name) in enumerate(zip(texts, named, strict=True)):
+        await graph.episodes.create(new_episode("t", text, i, uid=f"ep-{i}"))
+        await graph.entities.link_mentions("t", f"ep-{i}", [name])
+    few = await associate(graph, "t", "How is Ben?", hops=1, pointer_max=7)
+    assert few.proximity == {"ep-0": 1.0} | {f"ep-{i}": 0.5 for i in range(1, 8)}
+    assert few.pointers == {f"ep-{i}" for i in range(8)}
+    many = await associate(graph, "t", "How is Ben?", hops=1, pointer_max=6)
+    assert many.proximity == {"ep-0": 1.0}
+    assert many.pointers == {"ep-0"}
