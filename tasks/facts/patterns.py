@@ -273,13 +273,15 @@ def requests_of(said: Said) -> list[str]:
 
 
 _REPORTED = re.compile(
-    r"(?i)\b([\w']+)(?:\s+(?:just|also|always|once|often|keeps?|really))?\s+"
+    r"(?i)((?:[\w']+[ \t]+){0,3}[\w']+)[ \t]+"
     r"(?:says?|said|thinks?|thought|believes?|believed|claims?|claimed|insists?|insisted|"
     r"reckons?|swears?|swore|wrote|writes|told\s+me|tells\s+me|texted|messaged|e-?mailed)"
     r"(?:\s+(?:me\s+)?that)?[\s,]*$"
 )
-"""A reporting frame just before a statement ("Anna said that ...", "my mom thinks ..."); its
-first word is the reporter, which is the speaker themselves when it is "I" or "we"."""
+"""A reporting frame just before a statement ("Anna said that ...", "my mom thinks ..."), with
+the few words before its verb: the speaker's own when one of them is "I" or "we" ("I still
+can't believe", "I gotta say")."""
+_FIRST_PERSON = frozenset({"i", "we", "i've", "we've", "i'd", "we'd", "i'm", "we're", "i'll"})
 
 
 def hearsay(match: re.Match[str], said: Said) -> bool:
@@ -291,7 +293,7 @@ def hearsay(match: re.Match[str], said: Said) -> bool:
     if is_quoted(match.group(0), said.text):
         return True
     frame = _REPORTED.search(match.string[: match.start()])
-    return frame is not None and frame.group(1).lower() not in {"i", "we", "i've", "we've"}
+    return frame is not None and not _FIRST_PERSON & set(frame.group(1).lower().split())
 
 
 def heuristic_facts(said: Said) -> list[ExtractedFact]:

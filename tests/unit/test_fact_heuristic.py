@@ -125,8 +125,11 @@ def test_another_persons_words_are_not_the_speakers_own_facts(text: str) -> None
 
 
 def test_the_speakers_own_report_of_themselves_stays_theirs() -> None:
-    (likes,) = heuristic_facts(said("I said that I love jazz."))
-    assert (likes.subject, likes.attribute) == (USER_SUBJECT, "likes:jazz")
+    for text in ["I said that I love jazz.", "I gotta say, I really love jazz."]:
+        (likes,) = heuristic_facts(said(text))
+        assert (likes.subject, likes.attribute) == (USER_SUBJECT, "likes:jazz")
+    (home,) = heuristic_facts(said("I still can't believe I moved to Berlin."))
+    assert (home.subject, home.attribute, home.value) == (USER_SUBJECT, "home", "Berlin")
     kinds = {
         f.kind for f in heuristic_facts(said('I read "The Name of the Wind" and I love jazz.'))
     }
