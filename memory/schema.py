@@ -266,6 +266,11 @@ class Entity(Record):
     type: EntityType
 
 
+CO_MENTIONED = "co-mentioned"
+"""The relation of a RELATED_TO edge between two entities one turn names together; the other
+relations are what a fact states ("sister", "partner", "boss")."""
+
+
 class EpisodeHit(Record):
     """An episode reached from seed entities; distance counts RELATED_TO hops (0: mentioned)."""
 

@@ -27,10 +27,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from memory.beliefs.sponge import first_snapshot
-from memory.schema import EntityType, EpisodeStatus
+from memory.schema import CO_MENTIONED, EntityType, EpisodeStatus, entity_key
 from memory.services import get_services
 from memory.services.usage import Usage
 from memory.stores.base import NotFound
+from memory.stores.graph.entities import EntityStore
 from memory.text.chunking import split_turn
 from memory.write.contextual import contextualise, speaker_label
 from memory.write.episodes import index_episode
@@ -148,11 +149,37 @@ async def link(state: BookkeepingState, runtime: Runtime[Context]) -> dict[str, 
         speaker, _ = speaker_label(episode.user_text)  # "Name: text" transcripts: the speaker
         if speaker:
             names.append((await graph.entities.upsert(tenant, speaker, EntityType.PERSON)).name)
+        named: list[str] = []
         for entity in extraction.entities:
             stored = await graph.entities.upsert(tenant, entity.name.strip(), entity.type)
-            names.append(stored.name)
+            named.append(stored.name)
+        names += named
         if names:
             await graph.entities.link_mentions(tenant, episode.uid, names)
+        await relate_co_mentioned(graph.entities, tenant, named)
     except Exception as exc:
         notes.append(_note("link", exc))  # searchable already; topics and entities skipped
     return {"topics": slugs, "entities": names, "notes": notes}
+
+
+CO_MENTIONED_MAX = 6
+"""Of the entities one turn names, the first this many are related pairwise (at most 15 edges a
+turn): a turn that lists more is an enumeration, whose items say little about each other."""
+
+
+async def relate_co_mentioned(entities: EntityStore, tenant: str, names: list[str]) -> None:
+    """RELATED_TO edges ("co-mentioned") between the entities one turn names, each pair once,
+    from the lower key to the higher (so the turn's word order does not matter). A relation the
+    text stated (a fact's: "Ben's sister is Carla", written by the knowledge stage) is kept.
+
+    The turn's speaker label is not one of them: the speaker of a transcript is in every turn
+    they say, and relating them to all they mention would make every person one hop from
+    everything they ever named."""
+    first: dict[str, str] = {}
+    for name in names:
+        if entity_key(name) and len(first) < CO_MENTIONED_MAX:
+            first.setdefault(entity_key(name), name)
+    pairs = sorted(first.items())
+    for i, (_, a) in enumerate(pairs):
+        for _, b in pairs[i + 1 :]:
+            await entities.relate(tenant, a, b, CO_MENTIONED, replace=False)

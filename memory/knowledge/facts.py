@@ -19,7 +19,8 @@ offline heuristic) and, for each:
 5. **duplicates**: otherwise a candidate about the same subject with cosine > `STORE_DUP` and
    the same attribute value is cited instead of storing a near copy;
 6. **subjects and causes**: a fact about a named person gets an ABOUT edge to that person's
-   entity; a decision, plan or goal gets LED_TO edges from what motivated it: the LLM's
+   entity (and a relationship between two named people, "Ben's sister is Carla", a RELATED_TO
+   edge between them, the attribute as its relation); a decision, plan or goal gets LED_TO edges from what motivated it: the LLM's
    `because`, else earlier same-subject facts sharing a content word with cosine >=
    `CAUSE_MIN`, and earlier turns no fact captured (cosine >= `CAUSE_TURN_MIN`, a shared word);
 7. **vectors**: stored facts are embedded (text + concepts) into the `knowledge` collection.
@@ -275,6 +276,8 @@ async def _link(
     for name in names:
         await graph.entities.upsert(tenant, name, EntityType.PERSON)
         await graph.facts.link_subject(tenant, fact.uid, name)
+    if len(names) == 2:  # "Ben's sister is Carla": Ben RELATED_TO Carla, as "sister"
+        await graph.entities.relate(tenant, names[0], names[1], fact.attribute or fact.kind.value)
     if fact.kind not in (FactKind.DECISION, FactKind.PLAN, FactKind.GOAL):
         return
     causes = list(p.because) if confirmed_by_llm else await _motivations(services, fact, vec)

@@ -2,7 +2,10 @@
 
 Runs beside the vector search. An entity named in few episodes is a strong pointer (it brings its
 episodes in as candidates); one named in many (the person you talk to every day) only nudges the
-ranking. The result is a graph-proximity score per episode in [0, 1]: the share of the query's
+ranking. `hops` walks RELATED_TO edges (what bookkeeping writes: entities one turn names
+together, and the relations facts state, "Ben's sister is Carla"), so a question about Ben also
+reaches the few turns about Carla, at half the share, and brings them in as candidates; a hop
+that reaches many turns is left out. The result is a graph-proximity score per episode in [0, 1]: the share of the query's
 entities (weighted by how specific each is) that reach the episode, closer hops weighing more.
 
 No model and no prompt: recognition is whole-word matching of known entity names, looked up by
@@ -33,7 +36,8 @@ class Association:
     proximity: dict[str, float] = field(default_factory=dict)
     """Episode uid → graph proximity in (0, 1]."""
     pointers: set[str] = field(default_factory=set)
-    """Episodes reached through a specific entity (few mentions): worth adding as candidates."""
+    """Episodes reached through a specific entity or a specific relation of one (few episodes
+    at that distance): worth adding as candidates."""
 
 
 MAX_NAME_WORDS = 5
@@ -93,19 +97,30 @@ async def associate(
     reached = await asyncio.gather(
         *(graph.entities.episodes_near(tenant, [name], hops, limit) for name in names)
     )
-    total = max((len(hits) for hits in reached), default=1)
-    out = Association(entities=names)
-    weights: list[float] = []
-    for hits in reached:
-        # Specific entities (few episodes) weigh more: an idf over the tenant's episodes.
-        df = max(1, len(hits))
-        weights.append(math.log(1.0 + total / df))
+    # Specific entities (few episodes name them) weigh more: an idf over the episodes that name
+    # each one itself, so an entity's relations (RELATED_TO) do not make it look common.
+    direct = [[h for h in hits if h.distance == 0] for hits in reached]
+    total = max((len(d) for d in direct), default=1)
+    weights = [math.log(1.0 + max(1, total) / max(1, len(d))) for d in direct]
     norm = sum(weights) or 1.0
+    out = Association(entities=names)
     for hits, weight in zip(reached, weights, strict=True):
-        direct = [h for h in hits if h.distance == 0]
+        # Each distance is a set of its own: the episodes naming the entity, and those naming
+        # its relations (Ben → his sister Carla → the turns about Carla). A hop counts only
+        # where few episodes (all the entity's relations together) sit at its distance; the
+        # many turns one hop from a person named everywhere say nothing about the question.
+        # The farthest distance of a walk cut at `limit` is incomplete: its count says nothing.
+        at: dict[int, list[str]] = {}
         for hit in hits:
-            share = weight / norm / (1.0 + hit.distance)
-            out.proximity[hit.episode_uid] = out.proximity.get(hit.episode_uid, 0.0) + share
-        if 0 < len(direct) <= pointer_max:
-            out.pointers.update(h.episode_uid for h in direct)
+            at.setdefault(hit.distance, []).append(hit.episode_uid)
+        cut = hits[-1].distance if len(hits) >= limit else None
+        for distance, uids in at.items():
+            specific = distance != cut and len(uids) <= pointer_max
+            if distance and not specific:
+                continue
+            share = weight / norm / (1.0 + distance)
+            for uid in uids:
+                out.proximity[uid] = out.proximity.get(uid, 0.0) + share
+            if specific:
+                out.pointers.update(uids)
     return out

@@ -272,6 +272,30 @@ def requests_of(said: Said) -> list[str]:
     return [c for c in clauses(said.text) if user_request(c, said)]
 
 
+_REPORTED = re.compile(
+    r"(?i)((?:[\w']+[ \t]+){0,3}[\w']+)[ \t]+"
+    r"(?:says?|said|thinks?|thought|believes?|believed|claims?|claimed|insists?|insisted|"
+    r"reckons?|swears?|swore|wrote|writes|told\s+me|tells\s+me|texted|messaged|e-?mailed)"
+    r"(?:\s+(?:me\s+)?that)?[\s,]*$"
+)
+"""A reporting frame just before a statement ("Anna said that ...", "my mom thinks ..."), with
+the few words before its verb: the speaker's own when one of them is "I" or "we" ("I still
+can't believe", "I gotta say")."""
+_FIRST_PERSON = frozenset({"i", "we", "i've", "we've", "i'd", "we'd", "i'm", "we're", "i'll"})
+
+
+def hearsay(match: re.Match[str], said: Said) -> bool:
+    """True when what a rule matched is someone else's words, not the speaker's statement about
+    themselves: inside a quotation, forwarded or `>`-quoted text, or after "wrote:"
+    (`tasks.directives.quoted_parts`), or right after another person's reporting frame ("Anna
+    said that I love jazz", "my sister thinks I'm stubborn"). A third party's claim about the
+    speaker is theirs, so no first-person fact is made of it."""
+    if is_quoted(match.group(0), said.text):
+        return True
+    frame = _REPORTED.search(match.string[: match.start()])
+    return frame is not None and not _FIRST_PERSON & set(frame.group(1).lower().split())
+
+
 def heuristic_facts(said: Said) -> list[ExtractedFact]:
     """The first-person facts of a turn (and the question it confirms), rendered to stand alone."""
     out: list[ExtractedFact] = []
@@ -288,6 +312,8 @@ def heuristic_facts(said: Said) -> list[ExtractedFact]:
             hits = build(match, said) if match is not None else []
             if not hits or match is None:
                 continue
+            if name != "instruction" and hearsay(match, said):
+                continue  # another's words about the speaker: not the speaker's own statement
             off |= _EXCLUSIVE.get(name, set()) | {name}
             colon = clause.rfind(": ", 0, match.start())
             told = clause[colon + 2 :] if colon >= 0 else clause

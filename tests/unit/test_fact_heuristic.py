@@ -110,6 +110,33 @@ def test_a_relatives_home_is_theirs_not_the_speakers() -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Anna said that I love jazz.",
+        "My boss told me I am moving to Berlin.",
+        "My friend wrote: I moved to Berlin last year.",
+        '"I live in Paris," my friend said.',
+        "> I work at Deloitte as an auditor.",
+    ],
+)
+def test_another_persons_words_are_not_the_speakers_own_facts(text: str) -> None:
+    """A third party's claim, reported or quoted, is not the user's statement about themselves."""
+    assert heuristic_facts(said(text)) == []
+
+
+def test_the_speakers_own_report_of_themselves_stays_theirs() -> None:
+    for text in ["I said that I love jazz.", "I gotta say, I really love jazz."]:
+        (likes,) = heuristic_facts(said(text))
+        assert (likes.subject, likes.attribute) == (USER_SUBJECT, "likes:jazz")
+    (home,) = heuristic_facts(said("I still can't believe I moved to Berlin."))
+    assert (home.subject, home.attribute, home.value) == (USER_SUBJECT, "home", "Berlin")
+    kinds = {
+        f.kind for f in heuristic_facts(said('I read "The Name of the Wind" and I love jazz.'))
+    }
+    assert K.PREFERENCE in kinds  # a quoted title is not someone else's statement
+
+
+@pytest.mark.parametrize(
     ("text", "topic", "value"),
     [
         ("Please always show code examples in TypeScript.", "instruction:code", "typescript"),

@@ -40,13 +40,22 @@ class EntityStore(KindStore):
     async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
         """MENTIONS edges to the existing entities among the distinct `keys`, if the episode is."""
 
-    async def relate(self, tenant: str, a: str, b: str, relation: str = "related") -> None:
-        """A RELATED_TO edge from entity `a` to entity `b` (both must exist); idempotent."""
-        await self._relate(tenant, name_key(a), name_key(b), clean_text(relation))
+    async def relate(
+        self, tenant: str, a: str, b: str, relation: str = "related", *, replace: bool = True
+    ) -> None:
+        """A RELATED_TO edge from entity `a` to entity `b` (both must exist); idempotent.
+
+        An existing edge takes `relation` when `replace`, else keeps its own (a weak relation,
+        such as a co-mention, never overwrites one the text stated).
+        """
+        ka, kb = name_key(a), name_key(b)
+        if ka and kb and ka != kb:
+            await self._relate(tenant, ka, kb, clean_text(relation), replace)
 
     @abstractmethod
-    async def _relate(self, tenant: str, a: str, b: str, relation: str) -> None:
-        """MERGE a RELATED_TO edge from key `a` to key `b` if both exist; the latest relation."""
+    async def _relate(self, tenant: str, a: str, b: str, relation: str, replace: bool) -> None:
+        """MERGE a RELATED_TO edge from key `a` to key `b` if both exist; its relation set on
+        creation, and on an existing edge only when `replace`."""
 
     async def named(self, tenant: str, names: Sequence[str]) -> list[Entity]:
         """The entities among `names` (normalised; unknown ones skipped), by key; an index

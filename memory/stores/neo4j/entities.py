@@ -37,7 +37,8 @@ _RELATE = """
 MATCH (a:Entity {tenant: $tenant, key: $a})
 MATCH (b:Entity {tenant: $tenant, key: $b})
 MERGE (a)-[r:RELATED_TO]->(b)
-SET r.relation = $relation, r.tenant = $tenant
+ON CREATE SET r.relation = $relation, r.tenant = $tenant
+SET r.relation = CASE WHEN $replace THEN $relation ELSE r.relation END
 """
 
 _NAMED_ENTITIES = "MATCH (n:Entity) WHERE n.tenant = $tenant AND n.key IN $keys RETURN n {.*} AS n"
@@ -91,8 +92,8 @@ class Neo4jEntities(Neo4jKind, EntityStore):
     async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
         await self._write(_LINK_MENTIONS, tenant=tenant, uid=episode_uid, keys=keys)
 
-    async def _relate(self, tenant: str, a: str, b: str, relation: str) -> None:
-        await self._write(_RELATE, tenant=tenant, a=a, b=b, relation=relation)
+    async def _relate(self, tenant: str, a: str, b: str, relation: str, replace: bool) -> None:
+        await self._write(_RELATE, tenant=tenant, a=a, b=b, relation=relation, replace=replace)
 
     async def _named(self, tenant: str, keys: list[str]) -> list[Entity]:
         return _by_key(await self._read(_NAMED_ENTITIES, tenant=tenant, keys=keys))

@@ -70,6 +70,15 @@ _NEAR_EPISODES = (
     LIMIT :limit"""
 )
 
+_RELATE = (
+    "INSERT INTO related_to (tenant, src_key, dst_key, relation) "
+    "SELECT :tenant, x.key, y.key, :relation FROM entities x JOIN entities y "
+    "ON y.tenant = :tenant AND y.key = :b WHERE x.tenant = :tenant AND x.key = :a "
+    "ON CONFLICT (tenant, src_key, dst_key) DO "
+)
+_RELATE_REPLACE = _RELATE + "UPDATE SET relation = excluded.relation"
+_RELATE_KEEP = _RELATE + "NOTHING"
+
 
 def entity_of(row: sqlite3.Row) -> Entity:
     """An entity row as a record."""
@@ -107,12 +116,9 @@ class SqliteEntities(SqliteKind, EntityStore):
     async def _link_mentions(self, tenant: str, episode_uid: str, keys: list[str]) -> None:
         await self._run(_link, tenant, episode_uid, json_list(keys))
 
-    async def _relate(self, tenant: str, a: str, b: str, relation: str) -> None:
+    async def _relate(self, tenant: str, a: str, b: str, relation: str, replace: bool) -> None:
         await self._write(
-            "INSERT INTO related_to (tenant, src_key, dst_key, relation) "
-            "SELECT :tenant, x.key, y.key, :relation FROM entities x JOIN entities y "
-            "ON y.tenant = :tenant AND y.key = :b WHERE x.tenant = :tenant AND x.key = :a "
-            "ON CONFLICT (tenant, src_key, dst_key) DO UPDATE SET relation = excluded.relation",
+            _RELATE_REPLACE if replace else _RELATE_KEEP,
             {"tenant": tenant, "a": a, "b": b, "relation": relation},
         )
 
