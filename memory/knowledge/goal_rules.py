@@ -208,16 +208,20 @@ def about(terms: Sequence[str], words: frozenset[str]) -> bool:
     return bool(words.intersection(terms[1:] if len(terms) > 1 else terms))
 
 
+def _a_year_on(moment: datetime) -> datetime:
+    try:
+        return moment.replace(year=moment.year + 1)
+    except ValueError:  # 29 February
+        return moment + timedelta(days=365)
+
+
 def horizon(goal: Goal | Fact, stated: datetime | None = None) -> datetime | None:
     """When the goal's own time runs out (the end of "this year", "by October", "in six
     months", read against when it was stated), or None when its text names no time. A month or
     season already past when it was said means the next one."""
     said = as_utc(stated or (goal.stated_at if isinstance(goal, Goal) else goal.valid_from))
     text = _END_OF.sub(lambda m: f"this {m.group(1)}", goal.text)
-    ends = [
-        w.end if w.end > said else w.end.replace(year=w.end.year + 1)
-        for w in parse_time(text, said).windows
-    ]
+    ends = [w.end if w.end > said else _a_year_on(w.end) for w in parse_time(text, said).windows]
     for m in _WITHIN.finditer(text):
         count = int(m.group(1)) if m.group(1).isdigit() else _COUNTS[m.group(1).lower()]
         ends.append(said + timedelta(days=count * _UNIT_DAYS[m.group(2).lower()]))
