@@ -7,8 +7,8 @@ fenced as data; it answers one judgement per goal: a status, the id of the turn 
 (required unless active) and a short reason. An answer that does not validate twice (an
 unknown or repeated goal id, a missing or unknown turn id, a goal left out) falls back to the
 offline rules for the whole batch. "active" keeps the rules' silence verdict (a goal not
-mentioned for `SILENT_DAYS` is abandoned whatever the turns say): the model judges what was
-said, the rule what was not.
+mentioned for `SILENT_DAYS` and past its own horizon is abandoned whatever the turns say): the
+model judges what was said, the rule what was not.
 """
 
 from __future__ import annotations

@@ -15,7 +15,12 @@ offline heuristic) and, for each:
    same-subject-same-attribute rule (`conflicts`): a single-valued attribute with another value,
    or an explicit replacement ("switched from X", "instead of X", "quit X"). A proposition
    that ends an attribute ("I quit my job") closes it with itself as the successor. A
-   proposition older than the current fact it conflicts with is stored already closed;
+   standing instruction's attribute is only its scope (`instruction:code`), which holds many
+   instructions at once: offline, a new one replaces or revokes an old one of its scope when
+   the two are about the same thing (cosine >= `SAME_INSTRUCTION`, whatever their values), or
+   when it names what it replaces ("instead of tabs"), and never otherwise; "always add type
+   hints" leaves "always use tabs for indentation" current. A proposition older than the current fact it conflicts with is
+   stored already closed;
 5. **duplicates**: otherwise a candidate about the same subject with cosine > `STORE_DUP` and
    the same attribute value is cited instead of storing a near copy;
 6. **subjects and causes**: a fact about a named person gets an ABOUT edge to that person's
@@ -79,6 +84,15 @@ CAUSE_TURN_MIN = 0.35
 """An earlier turn no fact captured motivates it when it shares a content word and is this
 similar (turns are longer than facts, so their cosine to a one-line decision runs lower)."""
 MAX_CAUSES = 3
+SAME_INSTRUCTION = 0.72
+"""Offline, a standing instruction replaces or revokes a current one of its scope only when
+their texts are at least this similar (and the scope rule says so), or when it names what it
+replaces. Set on hand-written pairs of the configured embedder (docs/adr/0143): instructions
+about the same thing ("keep answers short" / "give me detailed answers", "tabs" / "four
+spaces for indentation") scored 0.66-0.95, different things of one scope ("use tabs for
+indentation" / "add type hints to Python code") 0.32-0.69."""
+NAMED_SLOTS = frozenset({"instruction:name"})
+"""Instruction scopes that are one slot (how to address the user): the scope rule alone."""
 
 
 @dataclass(slots=True)
@@ -184,7 +198,7 @@ async def _integrate_one(
             return None
     candidates = await _candidates(services, tenant, p, vec)
     seen = shown or ()
-    replaced = [c for c, _ in candidates if _replaces(p, c, c.uid in seen)]
+    replaced = [c for c, sim in candidates if _replaces(p, c, c.uid in seen, sim)]
     if not replaced and not p.ends:
         for c, sim in candidates:
             if sim > STORE_DUP and _about_same(p, c) and same_value(p, c):
@@ -207,11 +221,22 @@ async def _integrate_one(
     return stored
 
 
-def _replaces(p: Proposition, old: Fact, model_saw_it: bool) -> bool:
-    """The model's confirmation for a candidate it was shown, else the offline rule."""
+def _replaces(p: Proposition, old: Fact, model_saw_it: bool, similarity: float) -> bool:
+    """The model's confirmation for a candidate it was shown, else the offline rule (for a
+    standing instruction, only one about the same thing: `SAME_INSTRUCTION`)."""
     if model_saw_it:
         return old.uid in p.supersedes and _about_same(p, old)
-    return conflicts(p, old)
+    if not _scoped_instruction(p) or p.replaces:
+        return conflicts(p, old)
+    same_scope = _about_same(p, old) and p.attribute == old.attribute
+    return same_scope and similarity >= SAME_INSTRUCTION
+
+
+def _scoped_instruction(p: Proposition) -> bool:
+    """A standing instruction whose attribute is a scope that holds many instructions (its
+    value, the scope's salient word, says little: "tabs" and "four spaces for indentation in
+    my code" are both `code`)."""
+    return p.kind is FactKind.INSTRUCTION and bool(p.attribute) and p.attribute not in NAMED_SLOTS
 
 
 def _about_same(p: Proposition, fact: Fact) -> bool:
@@ -256,6 +281,10 @@ async def _candidates(
         same = [f for f in same if mentions(f, p.replaces)]
     facts = await services.graph.facts.get_many(tenant, list(sims))
     by_uid = {f.uid: f for f in [*facts, *same] if f.superseded_by is None}
+    unscored = [f for u, f in by_uid.items() if u not in sims and f.kind is FactKind.INSTRUCTION]
+    if unscored and p.kind is FactKind.INSTRUCTION:  # same scope, outside the vector hits
+        vectors = await services.embedder.embed_documents([vector_text(f) for f in unscored])
+        sims |= {f.uid: float(v @ vec) for f, v in zip(unscored, vectors, strict=True)}
     return [(f, sims.get(u, 0.0)) for u, f in by_uid.items()]
 
 

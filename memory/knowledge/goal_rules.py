@@ -1,18 +1,29 @@
 """The offline rules that decide a goal's status (`memory.knowledge.goals` runs them at deep sleep):
-evolved when its fact was superseded by a newer goal, completed or abandoned when a later turn of
-the same speaker says so about the goal's object words, abandoned by silence after `SILENT_DAYS`,
-else active. Also what a model judging goals is given (`Case`) and answers (`Verdict`, `Judge`).
+evolved when its fact was superseded by a newer goal, or a later turn of the same speaker says
+it changed; completed or abandoned when a later turn of that speaker says so about the goal's
+object; abandoned by silence only once the goal's own horizon has passed ("this year", "by
+October", "in six months"; `SILENT_DAYS` after the last mention when it names none), else
+active. Also what a model judging goals is given (`Case`) and answers (`Verdict`, `Judge`).
 Pure functions over the tenant's turns (`Timeline`): no I/O, no model.
+
+A sentence is about the goal when it shares its object words: the goal's content words without
+goal verbs ("want", "hope"), the subject's name and calendar words ("this year", "October",
+"2026": a date in either sentence neither makes nor blocks a match). It must share one of them
+that is not the first (the first is mostly the goal's verb: "went for a run" is not about "run
+a marathon", "finished the marathon" is), or the only one. A sentence that is a
+question, or whose cue has another person as its subject ("my sister got her licence"), says
+nothing about the speaker's goal; a sentence naming nothing ("I stopped writing it") reads the
+sentence before it in the same turn as what "it" is.
 """
 
 from __future__ import annotations
 
-import math
+import calendar
 import re
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memory.schema import (
     USER_SUBJECT,
@@ -24,11 +35,14 @@ from memory.schema import (
     as_utc,
     normalise_text,
 )
-from memory.text.sparse import token_set
+from memory.text.relations import RELATIONS
+from memory.text.sparse import token_set, tokenize
+from memory.text.timeparse import parse_time
 from memory.write.contextual import speaker_label
 
 SILENT_DAYS = 90
-"""A goal not mentioned for longer than this (at the run's time) is abandoned."""
+"""A goal with no horizon of its own, not mentioned for longer than this (at the run's time),
+is abandoned; a goal with a horizon is not abandoned by silence before that horizon ends."""
 
 QUOTE = 120
 """Characters of the evidence sentence kept in a reason."""
@@ -36,24 +50,63 @@ QUOTE = 120
 
 _DONE = re.compile(
     r"\b(finished|finally did|completed|achieved|accomplished|did it|made it|managed to|"
-    r"succeeded|passed|graduated|ran|reached|crossed the finish|hit my goal|nailed it|"
-    r"done with|got my|learned|learnt)\b",
+    r"succeeded|passed|graduated|ran|reached|crossed the finish|nailed it|got my|learned|"
+    r"learnt|bought|done|"
+    r"(?:hit|reached|met|smashed) (?:my|the|our) (?:goal|target)|(?:goal|target) (?:reached|met|hit)|"
+    r"can (?:\w+ ){0,3}now)\b",
     re.IGNORECASE,
 )
 _GAVE_UP = re.compile(
     r"\b(gave up|give up|giving up|given up|stopped|quit|quitting|abandoned|no longer|"
     r"not going to|decided against|dropped|called off|cancelled|canceled|forget about|"
-    r"not doing|not anymore)\b",
+    r"not doing|not anymore|shelved|(?:is|isn't|not) happening|let it go|for good)\b",
+    re.IGNORECASE,
+)
+_CHANGED = re.compile(
+    r"\b(instead|rather than|switch(?:ed|ing)? (?:from|to)|"
+    r"change[ds]? (?:of )?(?:my |our |the )?(?:plans?|goal|mind|target)|"
+    r"new (?:goal|target|plan)|now aiming|aiming for|scal(?:ed|ing) (?:back|down|up))\b",
     re.IGNORECASE,
 )
 _NEGATED = re.compile(
     r"\b(not|never|no|n't|haven't|hasn't|didn't|don't|won't|yet to)\W*(\w+\W+){0,2}$"
 )
+_HAPPENING = re.compile(r"\bis happening\b", re.IGNORECASE)
+_OTHER_SUBJECT = re.compile(
+    r"\b(?:(?:my|our|his|her|their)\s+(?:(?:little|big|older|younger|best)\s+)?(?:"
+    + "|".join(sorted(RELATIONS, key=len, reverse=True))
+    + r")s?|he|she|they)\s+(?:\w+\s+)?$",
+    re.IGNORECASE,
+)
+"""Text before a cue whose subject is another person: "my sister (just) got ..."."""
+_PRONOUN = re.compile(r"\b(it|that|this|them)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _GOAL_WORDS = token_set(
     "goal goals dream aim aiming resolution want wants wanted hope hoping try trying "
-    "working towards toward saving save user"
+    "working towards toward saving save user instead"
 )
+_CALENDAR = frozenset(
+    tokenize(
+        " ".join(
+            [*calendar.month_name[1:], *calendar.month_abbr[1:], *calendar.day_name]
+            + "spring summer autumn fall winter year years month months week weeks weekend "
+            "day days today tomorrow tonight next this last end now soon later".split()
+        )
+    )
+)
+"""Calendar words: when a goal is due, never what it is about."""
+_YEAR = re.compile(r"^(1[89]|2[01])\d\d$")
+_WITHIN = re.compile(
+    r"\b(?:in|within|over)\s+(?:the\s+next\s+)?(\d+|a|an|one|two|three|four|five|six|seven|"
+    r"eight|nine|ten|eleven|twelve)\s+(day|week|month|year)s?\b",
+    re.IGNORECASE,
+)
+_END_OF = re.compile(r"\b(?:the\s+)?end\s+of\s+(?:the|this)\s+(year|month|week)\b", re.I)
+_COUNTS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,14 +185,47 @@ Judge = Callable[[Sequence[Case]], Awaitable[dict[str, Verdict]]]
 """Judges a batch of goals: goal uid -> verdict; a goal it leaves out keeps the offline one."""
 
 
+def object_terms(goal: Goal | Fact) -> tuple[str, ...]:
+    """The content words naming what the goal is about, in the order of its text: without goal
+    verbs, the subject's name, calendar words (years, months, "this year") and one-letter
+    tokens (the "s" of "the user's")."""
+    skip = _GOAL_WORDS | token_set(goal.subject) | _CALENDAR
+    seen: dict[str, None] = {}
+    for word in tokenize(goal.text):
+        if len(word) > 1 and word not in skip and not _YEAR.match(word):
+            seen.setdefault(word)
+    return tuple(seen)
+
+
 def object_words(goal: Goal | Fact) -> frozenset[str]:
-    """The content words naming what the goal is about (its text without goal verbs and the
-    subject's name)."""
-    return token_set(goal.text) - _GOAL_WORDS - token_set(goal.subject)
+    """`object_terms` as a set."""
+    return frozenset(object_terms(goal))
 
 
-def _needed(words: frozenset[str]) -> int:
-    return max(1, math.ceil(len(words) / 2))
+def about(terms: Sequence[str], words: frozenset[str]) -> bool:
+    """True when a sentence's `words` name the goal whose object is `terms` (module docstring):
+    one of them that is not the first (the only one, when there is one)."""
+    return bool(words.intersection(terms[1:] if len(terms) > 1 else terms))
+
+
+def _a_year_on(moment: datetime) -> datetime:
+    try:
+        return moment.replace(year=moment.year + 1)
+    except ValueError:  # 29 February
+        return moment + timedelta(days=365)
+
+
+def horizon(goal: Goal | Fact, stated: datetime | None = None) -> datetime | None:
+    """When the goal's own time runs out (the end of "this year", "by October", "in six
+    months", read against when it was stated), or None when its text names no time. A month or
+    season already past when it was said means the next one."""
+    said = as_utc(stated or (goal.stated_at if isinstance(goal, Goal) else goal.valid_from))
+    text = _END_OF.sub(lambda m: f"this {m.group(1)}", goal.text)
+    ends = [w.end if w.end > said else _a_year_on(w.end) for w in parse_time(text, said).windows]
+    for m in _WITHIN.finditer(text):
+        count = int(m.group(1)) if m.group(1).isdigit() else _COUNTS[m.group(1).lower()]
+        ends.append(said + timedelta(days=count * _UNIT_DAYS[m.group(2).lower()]))
+    return max(ends) if ends else None
 
 
 def _is_speaker(subject: str, turn: Turn) -> bool:
@@ -150,8 +236,12 @@ def _is_speaker(subject: str, turn: Turn) -> bool:
 
 def _cue(sentence: str, pattern: re.Pattern[str]) -> bool:
     for match in pattern.finditer(sentence):
-        if not _NEGATED.search(sentence[: match.start()].lower()):
-            return True
+        before = sentence[: match.start()]
+        if _NEGATED.search(before.lower()) or _OTHER_SUBJECT.search(before):
+            continue
+        if pattern is _GAVE_UP and _HAPPENING.fullmatch(match.group(0)):
+            continue  # "is happening" gives up only negated ("isn't happening")
+        return True
     return False
 
 
@@ -160,23 +250,39 @@ def _quote(text: str) -> str:
     return flat if len(flat) <= QUOTE else flat[: QUOTE - 1].rstrip() + "…"
 
 
+_SAID = (
+    (GoalStatus.EVOLVED, _CHANGED, "said it changed"),
+    (GoalStatus.ABANDONED, _GAVE_UP, "said it was given up"),
+    (GoalStatus.COMPLETED, _DONE, "said it was done"),
+)
+"""The cues of a sentence about the goal, in order: a change that names what comes instead
+before giving up ("gave up the marathon, a half instead"), giving up before done ("done with
+it for good")."""
+
+
 def said_verdict(
     goal: Goal, mention: Mention, words: frozenset[str] | None = None
 ) -> Verdict | None:
-    """Completed or abandoned when a sentence of the mention says so about the goal's object
-    (`words`: its `object_words`, when the caller has them)."""
-    if not (_DONE.search(mention.text) or _GAVE_UP.search(mention.text)):
+    """Evolved, abandoned or completed when a sentence of the mention says so about the goal's
+    object (`words`: its `object_words`, when the caller has them; the order of
+    `object_terms` decides which word is its verb)."""
+    if not any(pattern.search(mention.text) for _, pattern, _ in _SAID):
         return None  # no cue at all: most mentions, and the cheapest test
-    words = object_words(goal) if words is None else words
+    terms = object_terms(goal)
+    if words is not None:
+        terms = tuple(t for t in terms if t in words) or tuple(words)
+    if not terms:
+        return None
+    before: frozenset[str] = frozenset()
     for sentence in _SENTENCE.split(mention.text):
-        if len(token_set(sentence) & words) < _needed(words):
+        said = token_set(sentence)
+        words_of = said | before if _PRONOUN.search(sentence) else said
+        before = said
+        if sentence.rstrip().endswith("?") or not about(terms, words_of):
             continue
-        for status, pattern in ((GoalStatus.ABANDONED, _GAVE_UP), (GoalStatus.COMPLETED, _DONE)):
+        for status, pattern, verb in _SAID:
             if _cue(sentence, pattern):
-                verb = "done" if status is GoalStatus.COMPLETED else "given up"
-                return Verdict(
-                    status, f'said it was {verb}: "{_quote(sentence)}"', mention.episode_uid
-                )
+                return Verdict(status, f'{verb}: "{_quote(sentence)}"', mention.episode_uid)
     return None
 
 
@@ -184,23 +290,26 @@ def silence_verdict(
     goal: Goal, mentions: Sequence[Mention], now: datetime, stated_in: str | None = None
 ) -> Verdict | None:
     """Rule 3: abandoned when neither its statement nor a mention is within `SILENT_DAYS` of
-    `now` (`stated_in`: the turn that stated it, the evidence when nothing mentioned it since);
-    None when it was mentioned lately."""
+    `now` and the goal's `horizon`, when it has one, has ended (`stated_in`: the turn that
+    stated it, the evidence when nothing mentioned it since); None otherwise."""
     last = max([as_utc(goal.stated_at), *(as_utc(m.at) for m in mentions)])
-    silent = (as_utc(now) - last).days
-    if silent <= SILENT_DAYS:
+    now = as_utc(now)
+    silent = (now - last).days
+    due = horizon(goal)
+    if silent <= SILENT_DAYS or (due is not None and now < due):
         return None
+    reason = f"not mentioned for {silent} days (since {last.date().isoformat()})"
+    if due is not None:
+        reason += f", past its horizon ({(due - timedelta(days=1)).date().isoformat()})"
     return Verdict(
-        GoalStatus.ABANDONED,
-        f"not mentioned for {silent} days (since {last.date().isoformat()})",
-        mentions[-1].episode_uid if mentions else stated_in,
+        GoalStatus.ABANDONED, reason, mentions[-1].episode_uid if mentions else stated_in
     )
 
 
 def offline_verdict(
     goal: Goal, mentions: Sequence[Mention], now: datetime, stated_in: str | None = None
 ) -> Verdict:
-    """Rules 2-4 of the module docstring for a goal whose fact is current."""
+    """What the later mentions, then silence, make of a goal whose fact is current."""
     words = object_words(goal)
     for mention in mentions:
         found = said_verdict(goal, mention, words)

@@ -9,12 +9,16 @@ time, in this order:
 1. **evolved**: its fact was superseded by a newer goal fact (the knowledge layer's rule: same
    subject and attribute, another value); superseded by a fact that is not a goal, it is
    completed or abandoned when that fact's text says so, else evolved;
-2. **completed** / **abandoned**: the first later turn of the same speaker with a sentence
-   that says it was done ("finished", "completed", "ran", "passed", ...) or given up ("gave
-   up", "stopped", "quit", "no longer", ...), not negated, and that shares at least half of the
-   goal's object words (at least one);
+2. **evolved** / **abandoned** / **completed**: the first later turn of the same speaker with a
+   sentence about the goal's object (`goal_rules.about`: a shared object word other than the
+   goal's verb; calendar words never count, so "I finished the marathon" is about "run a
+   marathon this year") that says it changed ("instead", "switched to", "changed my mind"),
+   was given up ("gave up", "stopped", "shelved", ...) or was done ("finished", "passed",
+   "crossed the finish", "hit my target", ...), not negated, not a question and not about
+   another person ("my sister got her licence");
 3. **abandoned** by silence: no turn of that speaker has mentioned the goal's object words
-   for more than `SILENT_DAYS` days at the run's time;
+   for more than `SILENT_DAYS` days at the run's time, and the goal's own horizon ("this
+   year", "by October", "in six months": `goal_rules.horizon`), when it names one, is over;
 4. else **active**.
 
 The rules are in `memory.knowledge.goal_rules`.

@@ -116,7 +116,7 @@ plan_change   @FP0@(?P<verb>(?i:postponed|moved|rescheduled|pushed back|pushed|d
 plan          @FP@(?i:planning|going|about|hoping|intending|plan|intend)\s+(?i:to|on)\s+(?P<v>[^,.;!?]{2,60}?)@PSTOP@
 plan          @FP@(?i:thinking of|thinking about|considering|looking at)\s+(?P<v>(?i:visiting|going to|moving to|buying|getting|doing|taking|booking|starting|trying)\s+[^,.;!?]{2,40}?)@PSTOP@
 plan          @FP@(?i:planning|organising|organizing|booked|booking)\s+(?P<v>(?i:a|an|our|my)\s+[^,.;!?]{2,40}?(?:\s+(?i:to|for)\s+[^,.;!?]{2,30}?)?)@PSTOP@
-goal          (?:\b[Mm]y\s+(?i:goal|dream|aim|resolution)\s+(?i:is|this year is)\s+to|@FP@(?i:want to|hope to|dream of|aim to|am aiming to|'m aiming to|am trying to|'m trying to|am saving (?:up )?for|'m saving (?:up )?for|working towards))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
+goal          (?:\b[Mm]y\s+(?i:goal|dream|aim|resolution)\s+(?i:is|this year is)\s+to|@FP@(?i:want to|hope to|dream of|aim to|aiming (?:to|for)|saving (?:up )?for|working towards))\s+(?P<v>[^,.;!?]{2,60}?)@STOP@
 decision      @FP@(?i:decided|chose|chosen|made up (?:my|our) mind|committed|resolved)\s+(?i:to|on|against)\s+(?P<v>[^.;!?]{2,120}?)(?=[.;!?]|$)
 likes         @FP@(?i:love|like|enjoy|adore|prefer|hate|dislike|can't stand|don't like|do not like|don't enjoy|no longer like|am into|'m into|am a fan of|'m a fan of|'m a big fan of|am a huge fan of)\s+(?P<v>[^,.;:!?]{2,60}?)@STOP@
 habit         @FP@(?i:usually\s+|often\s+|always\s+)?(?P<verb>[a-z]+)\s+[^.;!?]*?(?i:every|each|daily|weekly|times a|twice a|once a|on weekends|on weekdays|on (?:mon|tues|wednes|thurs|fri|satur|sun)days|most (?:days|mornings|evenings|weekends)|a day|a week|regularly)\b

@@ -183,3 +183,51 @@ async def test_deleting_or_forgetting_a_turn_leaves_no_dangling_goal_or_emotion(
         uids[0],
     )
     assert await doctor_clean(services) == []
+
+
+async def test_dated_goals_complete_evolve_and_wait_for_their_horizon(
+    services: Services,
+) -> None:
+    """The README's goal: "run a marathon this year" is completed by "I finished the
+    marathon" (the date words no longer raise the bar); "this year" keeps a silent goal active
+    until the year ends, a goal with no horizon is abandoned after `SILENT_DAYS`; a change of
+    goal evolves the old one."""
+    uids = await tell(
+        services,
+        "hz",
+        [
+            (0, "I want to run a marathon this year."),
+            (1, "I want to visit Japan this year."),
+            (2, "I want to learn to sail."),
+            (3, "I want to climb Kilimanjaro."),
+            (100, "Busy month at work. I finished the marathon in 4 hours though!"),
+            (120, "I changed my mind about Kilimanjaro, I'm aiming for Mont Blanc instead."),
+        ],
+    )
+    graph, keep = services.graph, forget_only()
+    autumn = T0 + timedelta(days=210)  # 2025-09-29, 208 days after the last goal was stated
+    await sleep(services, "hz", Level.DEEP, autumn, classify=keep)
+    goals = {g.text: g for g in await graph.goals.list("hz")}
+    marathon = goals["The user wants to run a marathon this year (2025)."]
+    assert (marathon.status, marathon.evidence_uid) == (GoalStatus.COMPLETED, uids[4])
+    assert marathon.reason == 'said it was done: "I finished the marathon in 4 hours though!"'
+    japan = goals["The user wants to visit Japan this year (2025)."]
+    assert japan.status is GoalStatus.ACTIVE  # silent for 208 days, but the year is not over
+    sail = goals["The user wants to learn to sail."]
+    assert (sail.status, sail.evidence_uid) == (GoalStatus.ABANDONED, uids[2])
+    assert sail.reason == "not mentioned for 208 days (since 2025-03-05)"
+    kilimanjaro = goals["The user wants to climb Kilimanjaro."]
+    assert (kilimanjaro.status, kilimanjaro.evidence_uid) == (GoalStatus.EVOLVED, uids[5])
+    assert kilimanjaro.reason.startswith('said it changed: "I changed my mind about Kilimanjaro')
+    # the new goal is a goal of its own, active
+    (blanc,) = [g for t, g in goals.items() if "Mont Blanc" in t]
+    assert blanc.status is GoalStatus.ACTIVE
+
+    # once the year is over, the silent dated goal is abandoned, saying why
+    await sleep(services, "hz", Level.DEEP, T0 + timedelta(days=305), classify=keep)
+    japan_after = await graph.goals.get("hz", japan.uid)
+    assert japan_after is not None and japan_after.status is GoalStatus.ABANDONED
+    assert japan_after.reason == (
+        "not mentioned for 304 days (since 2025-03-04), past its horizon (2025-12-31)"
+    )
+    assert japan_after.evidence_uid == uids[1]

@@ -5,13 +5,18 @@ validate falls back to the rules. And the emotion that recurs with a narrative l
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memory.knowledge.goal_rules import (
     SILENT_DAYS,
     Mention,
     Verdict,
+    horizon,
     object_words,
     offline_verdict,
     replaced_verdict,
@@ -80,6 +85,82 @@ def test_silence_for_longer_than_the_limit_abandons() -> None:
     assert offline_verdict(goal, mentioned, past) == Verdict(GoalStatus.ACTIVE)
     later = T0 + timedelta(days=30 + SILENT_DAYS + 2)
     assert offline_verdict(goal, mentioned, later).evidence_uid == "e5"
+
+
+def test_object_words_leave_out_calendar_words() -> None:
+    dated = _goal("The user's goal is to run a marathon by October 2026 (this year).")
+    assert object_words(dated) == token_set("run marathon")
+
+
+def test_the_horizon_is_the_end_of_the_time_the_goal_names() -> None:
+    may = datetime(2026, 5, 10, tzinfo=UTC)
+
+    def due(text: str, stated: datetime = may) -> datetime | None:
+        return horizon(_goal(text), stated)
+
+    assert due("The user wants to run a marathon this year (2026).") == datetime(
+        2027, 1, 1, tzinfo=UTC
+    )
+    assert due("The user's goal is to visit Japan by October.") == datetime(2026, 11, 1, tzinfo=UTC)
+    # a month already past when it was said is next year's
+    assert due("The user wants to visit Japan in March.") == datetime(2027, 4, 1, tzinfo=UTC)
+    assert due("The user wants to learn Italian by the end of the year.") == datetime(
+        2027, 1, 1, tzinfo=UTC
+    )
+    assert due("The user wants to save for a car in six months.") == may + timedelta(days=186)
+    assert due("The user wants to get fit next summer.") == datetime(2027, 9, 1, tzinfo=UTC)
+    assert due("The user wants to learn to sail.") is None
+
+
+def test_silence_abandons_a_dated_goal_only_after_its_horizon() -> None:
+    goal = _goal("The user wants to visit Japan this year.")  # stated 2025-03-03
+    autumn = T0 + timedelta(days=SILENT_DAYS + 120)
+    assert offline_verdict(goal, [], autumn, "e0") == Verdict(GoalStatus.ACTIVE)
+    after = datetime(2026, 1, 2, tzinfo=UTC)
+    assert offline_verdict(goal, [], after, "e0") == Verdict(
+        GoalStatus.ABANDONED,
+        "not mentioned for 304 days (since 2025-03-03), past its horizon (2025-12-31)",
+        "e0",
+    )
+    # a short horizon still waits for `SILENT_DAYS` of silence
+    soon = _goal("The user wants to paint the fence next week.")
+    assert offline_verdict(soon, [], T0 + timedelta(days=30), "e0") == Verdict(GoalStatus.ACTIVE)
+
+
+PHRASINGS = json.loads(
+    (Path(__file__).parents[1] / "data" / "goal_phrasings.json").read_text(encoding="utf-8")
+)
+RECORDED = {"tune": 36, "heldout": 13}
+"""Right verdicts of each part (docs/experiments/goals.md): all of the tune part, and what the
+held-back part scored when it was first run."""
+
+
+@pytest.mark.parametrize("part", ["tune", "heldout"])
+def test_the_phrasings_of_done_given_up_and_changed(part: str) -> None:
+    """Each later turn of tests/data/goal_phrasings.json read against its goal."""
+    right = 0
+    for row in PHRASINGS[part]:
+        goal = _goal(row["goal"])
+        verdict = offline_verdict(goal, [_said(row["said"], 30)], T0 + timedelta(days=40))
+        right += verdict.status.value == row["expect"]
+    assert right >= RECORDED[part]
+
+
+def test_a_later_turn_saying_the_goal_changed_evolves_it() -> None:
+    goal = _goal("The user wants to run a marathon this year (2025).")
+    changed = offline_verdict(goal, [_said("I'm now aiming for a half marathon instead.")], NOW)
+    assert changed == Verdict(
+        GoalStatus.EVOLVED, 'said it changed: "I\'m now aiming for a half marathon instead."', "e1"
+    )
+    # a question, or someone else's deed, says nothing about the user's goal
+    licence = _goal("The user wants to get a driving licence by May.")
+    other = [_said("Did you finish the marathon?"), _said("My sister got her driving licence.")]
+    assert offline_verdict(licence, other, NOW) == Verdict(GoalStatus.ACTIVE)
+    assert offline_verdict(goal, other[:1], NOW) == Verdict(GoalStatus.ACTIVE)
+    # "it" reads the sentence before: the novel was given up
+    novel = _goal("The user wants to write a novel.")
+    said = offline_verdict(novel, [_said("The novel? I stopped writing it months ago.")], NOW)
+    assert said.status is GoalStatus.ABANDONED
 
 
 def test_a_superseding_fact_evolves_completes_or_abandons() -> None:
