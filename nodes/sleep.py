@@ -8,9 +8,10 @@ seconds, in `stages`. With a chat model the stages ask the LLM tasks of `tasks/`
 classifier (`tasks.forgetting`), the goal judge (`tasks.goal_assessment`), the concept namer
 (`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the reflection
 (`tasks.reflection`, forced: the same triage, patches and snapshot rule as when bookkeeping
-triggers it) and the session summariser (`tasks.sessions`); offline, the utility thresholds,
-the goal rules, offline labels, templated entries, the heuristic reflection and extractive
-summaries. `finish` folds the outputs into the report (`memory.sleep.report`) and records the
+triggers it), the narrative revision that reads the chapters and the diary into the snapshot
+(`tasks.narrative_revision`) and the session summariser (`tasks.sessions`); offline, the utility
+thresholds, the goal rules, offline labels, templated entries, the heuristic reflection, the
+chapters' section and extractive summaries. `finish` folds the outputs into the report (`memory.sleep.report`) and records the
 run's time for the schedule.
 """
 
@@ -33,6 +34,7 @@ from memory.services import Services, get_services
 from memory.services.usage import Usage
 from memory.sleep import expiry, forgetting, plan
 from memory.sleep import rescore as scores
+from memory.sleep.chapters import build_chapters
 from memory.sleep.concepts import build_concepts
 from memory.sleep.coretrieval import decay_links
 from memory.sleep.diary import write_diary
@@ -46,6 +48,7 @@ from tasks.concept_naming import llm_namer
 from tasks.diary_writing import llm_writer
 from tasks.forgetting import llm_classifier
 from tasks.goal_assessment import llm_judge
+from tasks.narrative_revision import revise_narrative
 from tasks.reflect import ReflectionResult
 from tasks.reflect import reflect as reflection
 from tasks.sessions import llm_summariser
@@ -253,14 +256,27 @@ async def diary(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     return run.done("diary", usage, notes=[written.note()])
 
 
+async def chapters(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Rebuild the chapters and theme trajectories from the diary and the concepts
+    (`memory.sleep.chapters`)."""
+    run = await begin(state, runtime)
+    built = await build_chapters(run.services, run.tenant, run.now)
+    return run.done("chapters", notes=[built.note()])
+
+
 async def reflect(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Reflect on the personality snapshot, forced past the trigger (`tasks.reflection`)."""
+    """Reflect on the personality snapshot, forced past the trigger (`tasks.reflection`), then
+    revise its account of the chapters and the diary (`tasks.narrative_revision`)."""
     run = await begin(state, runtime)
     usage = Usage()
     result = await reflection(
         run.services, run.tenant, usage=usage, model=run.model, now=run.now, force=True
     )
-    return run.done("reflect", usage, reflection=reflection_summary(result))
+    revised = await revise_narrative(
+        run.services, run.tenant, run.now, usage=usage, model=run.model
+    )
+    summary = reflection_summary(result) | {"narrative_kept": revised.kept}
+    return run.done("reflect", usage, reflection=summary)
 
 
 async def sessions(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -286,7 +302,8 @@ async def finish(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
 def reflection_summary(result: ReflectionResult) -> dict[str, object]:
     """What deep sleep's reflection did, for the report: whether it ran, whether triage sent it
     on to the deep reflection (`reflected`), why, how many beliefs it revised or created, and
-    whether a new snapshot was kept (None: none)."""
+    whether a new snapshot was kept (None: none); the `reflect` stage adds `narrative_kept`,
+    whether the narrative revision stored a new one (None: no chapter with a theme yet)."""
     return {
         "ran": result.ran,
         "reflected": result.triage is not None and result.triage.reflect,
