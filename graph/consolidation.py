@@ -9,12 +9,12 @@
     expire  -> forget (deep)        | concepts (daily)
     forget -> beliefs -> goals -> apperception -> concepts -> diary
     diary   -> chapters (deep)      | sessions (daily)
-    chapters -> reflect -> sessions -> finish -> END
+    chapters -> reflect -> fidelity -> sessions -> finish -> END
 
     micro: resume, links, rescore, sessions
     daily: resume, links, rescore, expire, concepts, diary, sessions
     deep:  resume, links, rescore, expire, forget, beliefs, goals, apperception, concepts,
-           diary, chapters, reflect, sessions
+           diary, chapters, reflect, fidelity, sessions
 
 Input `{"level": "micro" | "daily" | "deep", "now": ISO 8601 | null}`; whose memory it is comes
 from the run's context (`user_id`), as for the other graphs, so a served run consolidates only
@@ -23,7 +23,9 @@ the scores that count them; expiry and forgetting decide on fresh scores; belief
 apperception are judged on what forgetting left; concepts and the diary are built after
 forgetting (no concept on a turn being forgotten) and name the beliefs still held; the chapters
 are built from them; reflection looks at the beliefs the deep stages changed and the chapters;
-the sessions pass comes last, after any summary forgetting rebuilt. `finish` folds what each stage did into the report.
+the fidelity check compares what is then held about the person with their words; the sessions
+pass comes last, after any summary forgetting rebuilt. `finish` folds what each stage did into
+the report.
 
 Every caller runs this graph: `mneme consolidate`, the server's schedule
 (`serve.schedule`), `mneme eval retrieval --consolidate` and `mneme bench sleep` through
@@ -68,7 +70,9 @@ stages_builder.add_node(stage.expire)
 stages_builder.add_sequence(
     [stage.forget, stage.beliefs, stage.goals, stage.apperception, stage.concepts, stage.diary]
 )
-stages_builder.add_sequence([stage.chapters, stage.reflect, stage.sessions, stage.finish])
+stages_builder.add_sequence(
+    [stage.chapters, stage.reflect, stage.fidelity, stage.sessions, stage.finish]
+)
 stages_builder.add_edge(START, "resume")
 stages_builder.add_conditional_edges("rescore", after_rescore)
 stages_builder.add_conditional_edges("expire", after_expire)

@@ -38,6 +38,7 @@ from memory.sleep.chapters import build_chapters
 from memory.sleep.concepts import build_concepts
 from memory.sleep.coretrieval import decay_links
 from memory.sleep.diary import write_diary
+from memory.sleep.fidelity import check_fidelity
 from memory.sleep.leases import holding
 from memory.sleep.levels import Level, Progress, parse_level, parse_now, remember_run
 from memory.sleep.report import Report
@@ -277,6 +278,14 @@ async def reflect(state: ConsolidationState, runtime: Runtime[Context]) -> dict[
     )
     summary = reflection_summary(result) | {"narrative_kept": revised.kept}
     return run.done("reflect", usage, reflection=summary)
+
+
+async def fidelity(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Compare the agent's account of the person with their own words
+    (`memory.sleep.fidelity`): what drifted, in the report."""
+    run = await begin(state, runtime)
+    found = await check_fidelity(run.services, run.tenant)
+    return run.done("fidelity", fidelity=found.summary(), notes=[found.note()])
 
 
 async def sessions(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:

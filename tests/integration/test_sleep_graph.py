@@ -52,6 +52,7 @@ DEEP = [
     "diary",
     "chapters",
     "reflect",
+    "fidelity",
     "sessions",
 ]
 """Each level's stages in the order they run, written out here rather than read from the graph."""
@@ -134,6 +135,8 @@ async def _check(name: str, out: dict[str, Any], services: Services, uids: list[
         assert (chapter.days, chapter.themes) == (4, [])
     elif name == "reflect":
         assert out["reflection"]["ran"] is True
+    elif name == "fidelity":  # the goal fact about the user, said in the turn it rests on
+        assert out["fidelity"] == {"checked": 1, "drifted": []}
     elif name == "sessions":
         assert out["summaries"] == 4  # one session per day's thread, all over by now
 

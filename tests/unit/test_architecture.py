@@ -225,6 +225,7 @@ def test_the_prompt_detector_finds_every_task_prompt() -> None:
         "extract",
         "forgetting",
         "goal_assessment",
+        "narrative_revision",
         "reflection",
         "rerank",
         "respond",
