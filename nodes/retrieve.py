@@ -19,13 +19,14 @@ from langgraph.runtime import Runtime
 
 from memory.beliefs.features import search_features
 from memory.beliefs.views import belief_views
+from memory.retrieval.candidates import Candidate
 from memory.retrieval.chapters import chapters_for
 from memory.retrieval.diary import diary_of_period
 from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval.retrieve import retrieve as search_memory
 from memory.schema import utcnow
 from memory.services import Services, available
-from memory.sleep.reveries import vague_recall
+from memory.sleep.reveries import neighbour_candidates, vague_recall
 from nodes.context import Context, context_of
 from nodes.state import AgentState, Route, found_state, route_of, turn_of
 from tasks.content import prompt_text
@@ -113,16 +114,32 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         }
     # Extra context beside the memories found: a failure here costs only that context.
     reveries = await _context_or_none("reveries", vague_recall(services, ctx.user_id, text))
+    # A recalled reverie brings back the living turns its forgotten one sat between.
+    around = await _context_or_none(
+        "reverie neighbours", _around(services, ctx.user_id, reveries, found, recipe)
+    )
     diary = await _context_or_none("diary", diary_of_period(services, ctx.user_id, text, utcnow()))
     chapters = await _context_or_none("chapters", _chapters(services, ctx.user_id, text))
     return {
-        "candidates": [found_state(c) for c in found],
+        "candidates": [found_state(c) for c in found] + around,
         "beliefs": beliefs[:MAX_BELIEFS],
         "features": features,
         "reveries": reveries,
         "diary": diary,
         "chapters": chapters,
     }
+
+
+async def _around(
+    services: Services,
+    tenant: str,
+    reveries: list[dict[str, Any]],
+    found: list[Candidate],
+    recipe: Recipe,
+) -> list[dict[str, Any]]:
+    """The candidates a recalled reverie's neighbours make, as the state holds them."""
+    extra = await neighbour_candidates(services, tenant, reveries, found, recipe)
+    return [dict(found_state(c)) for c in extra]
 
 
 async def _chapters(services: Services, tenant: str, text: str) -> list[dict[str, Any]]:

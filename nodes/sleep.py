@@ -5,14 +5,15 @@ A stage node takes the run's tenant from the context (`user_id`: the authenticat
 server), its time from `state["at"]` (set by `check`), does its work through `memory.sleep` and
 the other memory rooms, and returns what it did under the report's field names with its
 seconds, in `stages`. With a chat model the stages ask the LLM tasks of `tasks/`: the forgetting
-classifier (`tasks.forgetting`), the goal judge (`tasks.goal_assessment`), the concept namer
-(`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the reflection
-(`tasks.reflection`, forced: the same triage, patches and snapshot rule as when bookkeeping
-triggers it), the narrative revision that reads the chapters and the diary into the snapshot
-(`tasks.narrative_revision`) and the session summariser (`tasks.sessions`); offline, the utility
-thresholds, the goal rules, offline labels, templated entries, the heuristic reflection, the
-chapters' section and extractive summaries. `finish` folds the outputs into the report (`memory.sleep.report`) and records the
-run's time for the schedule.
+classifier (`tasks.forgetting`) and the reverie impressions (`tasks.reverie_impression`), the
+goal judge (`tasks.goal_assessment`), the concept namer (`tasks.concept_naming`), the diary
+writer (`tasks.diary_writing`), the reflection (`tasks.reflection`, forced: the same triage,
+patches and snapshot rule as when bookkeeping triggers it), the narrative revision that reads
+the chapters and the diary into the snapshot (`tasks.narrative_revision`) and the session
+summariser (`tasks.sessions`); offline, the utility thresholds, the impression template, the
+goal rules, offline labels, templated entries, the heuristic reflection, the chapters' section
+and extractive summaries. `finish` folds the outputs into the report (`memory.sleep.report`)
+and records the run's time for the schedule.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from tasks.goal_assessment import llm_judge
 from tasks.narrative_revision import revise_narrative
 from tasks.reflect import ReflectionResult
 from tasks.reflect import reflect as reflection
+from tasks.reverie_impression import llm_impression
 from tasks.sessions import llm_summariser
 
 
@@ -189,7 +191,8 @@ async def expire(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
 
 async def forget(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The forgetting cycle (`memory.sleep.forgetting`), decided by the caller's classifier, the
-    LLM (one call per batch of 50) or, offline, the utility thresholds."""
+    LLM (one call per batch of 50) or, offline, the utility thresholds; with a model, each
+    reverie's impression is the model's (`tasks.reverie_impression`, one call each)."""
     run = await begin(state, runtime)
     usage = Usage()
     if run.classify is not None:
@@ -198,8 +201,9 @@ async def forget(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
         classify = llm_classifier(run.services, run.now, usage=usage, model=run.model)
     else:
         classify = forgetting.offline_classifier(forgetting.Thresholds())
+    impress = llm_impression(run.services, usage=usage, model=run.model) if run.online else None
     out = await forgetting.forget(
-        run.services, run.tenant, run.now, classify, progress=run.progress
+        run.services, run.tenant, run.now, classify, progress=run.progress, impress=impress
     )
     return run.done("forget", usage, **out)
 

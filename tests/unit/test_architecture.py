@@ -228,6 +228,7 @@ def test_the_prompt_detector_finds_every_task_prompt() -> None:
         "narrative_revision",
         "reflection",
         "rerank",
+        "reverie_impression",
         "respond",
         "route",
         "sessions",
