@@ -35,6 +35,8 @@ log = logging.getLogger("mneme.nodes.retrieve")
 
 MAX_BELIEFS = 5
 MAX_FEATURES = 5
+FOUND = ("candidates", "beliefs", "features", "reveries", "diary", "chapters")
+"""What the node writes: the memories found and the context beside them."""
 
 
 def queries_for(route: Route, text: str) -> list[str]:
@@ -79,14 +81,7 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     services = here.services
     if services is None:  # the stores cannot be opened: the reply goes on without memories
         log.warning("memory is unavailable (%s); answering without memories", here.reason)
-        return {
-            "candidates": [],
-            "beliefs": [],
-            "features": [],
-            "reveries": [],
-            "diary": [],
-            "chapters": [],
-        }
+        return {key: [] for key in FOUND}
     try:
         found = await search_memory(
             services, ctx.user_id, queries, recipe, utcnow(), signal_weights=weights
@@ -104,14 +99,7 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         )
     except Exception as exc:
         log.warning("memory search failed (%s); answering without memories", exc)
-        return {
-            "candidates": [],
-            "beliefs": [],
-            "features": [],
-            "reveries": [],
-            "diary": [],
-            "chapters": [],
-        }
+        return {key: [] for key in FOUND}
     # Extra context beside the memories found: a failure here costs only that context.
     reveries = await _context_or_none("reveries", vague_recall(services, ctx.user_id, text))
     # A recalled reverie brings back the living turns its forgotten one sat between.

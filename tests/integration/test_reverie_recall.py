@@ -15,32 +15,16 @@ from nodes import sleep as stage
 from nodes.retrieve import retrieve
 from nodes.sleep import SleepContext
 from nodes.state import route_state
-from serve.api import Memory
 from tasks.reverie_impression import llm_impression
 from tasks.route import RouteDecision
 from tests.conftest import installed
-from tests.integration.test_api import T0, TRIP
+from tests.integration.test_api import T0, tell_trip
 from tests.integration.test_consolidation import forget_only
 from tests.integration.test_sleep_graph import runtime_of
 from tests.unit.fake_chat import ScriptedChatModel, asleep, human, runtime
 
 ROUTE = route_state(RouteDecision(kind="SIMPLE", n_results=7))
 QUESTION = "Have we seen anything about penguins?"
-
-
-async def trip(services: Services) -> list[Any]:
-    """The trip told in one thread, five minutes apart; the episodes in time order."""
-    mem = Memory(services)
-    for i, text in enumerate(TRIP):
-        await mem.add(
-            "ada",
-            [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}],
-            when=T0 + timedelta(minutes=5 * i),
-            thread="trip",
-        )
-    await mem.flush()
-    uids = await services.graph.episodes.list_uids("ada")
-    return sorted(await services.graph.episodes.get_many("ada", uids), key=lambda e: e.created_at)
 
 
 async def ask(services: Services, question: str) -> dict[str, Any]:
@@ -52,7 +36,7 @@ async def ask(services: Services, question: str) -> dict[str, Any]:
 
 
 async def test_a_recalled_reverie_brings_back_its_neighbours(services: Services) -> None:
-    episodes = await trip(services)
+    episodes = await tell_trip(services)
     penguins = episodes[4]
     assert "penguins" in penguins.user_text
     assert (await forget_episode(services, penguins, 0.05, T0 + timedelta(days=400)))[1]
@@ -86,7 +70,7 @@ async def test_a_recalled_reverie_brings_back_its_neighbours(services: Services)
 
 
 async def test_with_a_model_the_impression_is_the_models(services: Services) -> None:
-    episodes = await trip(services)
+    episodes = await tell_trip(services)
     penguins, flights = episodes[4], episodes[5]
     model = ScriptedChatModel(
         by_tool={
