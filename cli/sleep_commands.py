@@ -1,10 +1,12 @@
-"""`mneme consolidate`: run a level of sleep over one person's memory."""
+"""`mneme consolidate`: run a level of sleep over one person's memory; `mneme fidelity`: check
+the agent's account of the person against their words."""
 
 from __future__ import annotations
 
 import json
 
 import typer
+from rich.markup import escape
 from rich.progress import TaskID
 
 from cli.common import CommandError, checked_user, console, opened, progress_bar, run
@@ -18,7 +20,7 @@ def consolidate(
         "micro",
         "--level",
         help="micro (salience, utility, links), daily (+ expiry, concepts, diary), deep "
-        "(+ forgetting, beliefs, goals, apperception, reflection).",
+        "(+ forgetting, beliefs, goals, apperception, chapters, reflection, fidelity).",
     ),
     now: str | None = typer.Option(
         None, "--now", help="ISO 8601 time to run at (simulates the passage of time)."
@@ -87,3 +89,29 @@ def consolidate(
         )
     for note in report.get("notes") or []:  # type: ignore[attr-defined]
         console.print(f"  {note}")
+
+
+def fidelity(
+    user: str = typer.Option(..., "--user", callback=checked_user, help="Whose account to check."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was found as JSON."),
+) -> None:
+    """Check that what the agent holds about the user (facts about them, beliefs formed from
+    their turns) still says what they said: report what drifted (deep sleep runs it too)."""
+    from memory.sleep.fidelity import check_fidelity
+
+    async def main() -> dict[str, object]:
+        async with opened() as services:
+            found = await check_fidelity(services, user)
+        return found.summary()
+
+    found = run(main)
+    if as_json:
+        console.print_json(json.dumps(found))
+        return
+    drifted: list[dict[str, object]] = found["drifted"]  # type: ignore[assignment]
+    console.print(
+        f"{len(drifted)} of {found['checked']} records drifted from {escape(user)}'s words"
+    )
+    for d in drifted:
+        console.print(f"  [bold]{d['kind']}[/] {escape(str(d['text']))}")
+        console.print(f"    {d['reason']}: {escape(str(d['detail']))}")

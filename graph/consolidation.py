@@ -8,22 +8,24 @@
     rescore -> expire (daily, deep) | sessions (micro)
     expire  -> forget (deep)        | concepts (daily)
     forget -> beliefs -> goals -> apperception -> concepts -> diary
-    diary   -> reflect (deep)       | sessions (daily)
-    reflect -> sessions -> finish -> END
+    diary   -> chapters (deep)      | sessions (daily)
+    chapters -> reflect -> fidelity -> sessions -> finish -> END
 
     micro: resume, links, rescore, sessions
     daily: resume, links, rescore, expire, concepts, diary, sessions
     deep:  resume, links, rescore, expire, forget, beliefs, goals, apperception, concepts,
-           diary, reflect, sessions
+           diary, chapters, reflect, fidelity, sessions
 
 Input `{"level": "micro" | "daily" | "deep", "now": ISO 8601 | null}`; whose memory it is comes
 from the run's context (`user_id`), as for the other graphs, so a served run consolidates only
 the caller's memory. The order: a plan a killed run left is finished first; links decay before
 the scores that count them; expiry and forgetting decide on fresh scores; beliefs, goals and
 apperception are judged on what forgetting left; concepts and the diary are built after
-forgetting (no concept on a turn being forgotten) and name the beliefs still held; reflection
-looks at the beliefs the deep stages changed; the sessions pass comes last, after any summary
-forgetting rebuilt. `finish` folds what each stage did into the report.
+forgetting (no concept on a turn being forgotten) and name the beliefs still held; the chapters
+are built from them; reflection looks at the beliefs the deep stages changed and the chapters;
+the fidelity check compares what is then held about the person with their words; the sessions
+pass comes last, after any summary forgetting rebuilt. `finish` folds what each stage did into
+the report.
 
 Every caller runs this graph: `mneme consolidate`, the server's schedule
 (`serve.schedule`), `mneme eval retrieval --consolidate` and `mneme bench sleep` through
@@ -56,9 +58,9 @@ def after_expire(state: ConsolidationState) -> Literal["forget", "concepts"]:
     return "forget" if Level(state["level"]) is Level.DEEP else "concepts"
 
 
-def after_diary(state: ConsolidationState) -> Literal["reflect", "sessions"]:
-    """Deep sleep reflects before the sessions; daily goes on to them."""
-    return "reflect" if Level(state["level"]) is Level.DEEP else "sessions"
+def after_diary(state: ConsolidationState) -> Literal["chapters", "sessions"]:
+    """Deep sleep writes the chapters and reflects before the sessions; daily goes on to them."""
+    return "chapters" if Level(state["level"]) is Level.DEEP else "sessions"
 
 
 stages_builder = StateGraph(ConsolidationState, context_schema=Context)
@@ -68,7 +70,9 @@ stages_builder.add_node(stage.expire)
 stages_builder.add_sequence(
     [stage.forget, stage.beliefs, stage.goals, stage.apperception, stage.concepts, stage.diary]
 )
-stages_builder.add_sequence([stage.reflect, stage.sessions, stage.finish])
+stages_builder.add_sequence(
+    [stage.chapters, stage.reflect, stage.fidelity, stage.sessions, stage.finish]
+)
 stages_builder.add_edge(START, "resume")
 stages_builder.add_conditional_edges("rescore", after_rescore)
 stages_builder.add_conditional_edges("expire", after_expire)

@@ -2,8 +2,10 @@
 
 The node reads what the prompt needs (the temporal context, the personality snapshot, the
 standing instructions, the thread's compressed layers, the apperception score), builds the reply
-prompt of `tasks.respond` and streams the model's reply; offline or when the model fails,
-`tasks.offline_answer.plain_answer` replies from memory.
+prompt of `tasks.respond` (with the chapters of `tasks.narrative_context` for a question about
+the person's course over time) and streams the model's reply; offline or when the model fails,
+`tasks.narrative_context.chapters_answer` tells the chapters of such a question and
+`tasks.offline_answer.plain_answer` replies from memory otherwise.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from memory.beliefs.apperception import load as load_apperception
+from memory.retrieval.chapters import is_narrative
 from memory.retrieval.facts import standing_instructions
 from memory.schema import NO_THREAD, utcnow
 from memory.services import available
@@ -38,6 +41,7 @@ from tasks.knowledge_prompt import (
     split_memories,
 )
 from tasks.llm import generate
+from tasks.narrative_context import chapters_answer, chapters_block, with_chapters
 from tasks.offline_answer import (
     plain_answer,
 )
@@ -108,6 +112,8 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         )
         temporal = describe(now, ctx.tz, [])
     ordering = is_ordering(str(turn.get("text", "")))
+    # Only this turn's question reads them (a turn routed past retrieval keeps the last ones).
+    chapters = list(state.get("chapters") or []) if is_narrative(str(turn.get("text", ""))) else []
     memories_text, levels = memory_block(
         memories, ctx.memory_token_budget, now, chronological=ordering
     )
@@ -116,21 +122,24 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     if not turn.get("empty"):
         prompt = [
             SystemMessage(
-                content=system_prompt(
-                    core_identity(here.settings.core_identity),
-                    snapshot,
-                    temporal,
-                    memories_text,
-                    beliefs_block(beliefs),
-                    outcome,
-                    facts_block(facts),
-                    instructions_block(instructions),
-                    features_block(features),
-                    reveries_block(list(state.get("reveries") or [])),
-                    thread_block(layers, budgets_of(ctx)),
-                    ordering,
-                    acquaintance,
-                    diary_block(list(state.get("diary") or [])),
+                content=with_chapters(
+                    system_prompt(
+                        core_identity(here.settings.core_identity),
+                        snapshot,
+                        temporal,
+                        memories_text,
+                        beliefs_block(beliefs),
+                        outcome,
+                        facts_block(facts),
+                        instructions_block(instructions),
+                        features_block(features),
+                        reveries_block(list(state.get("reveries") or [])),
+                        thread_block(layers, budgets_of(ctx)),
+                        ordering,
+                        acquaintance,
+                        diary_block(list(state.get("diary") or [])),
+                    ),
+                    chapters_block(chapters),
                 )
             ),
             *history(state.get("messages", [])),
@@ -143,6 +152,8 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
             model=ctx.model_respond,
             max_tokens=ctx.max_reply_tokens,
         )
+    if reply is None and chapters:  # offline: the chapters, as stored
+        reply = chapters_answer(chapters)
     if reply is None:
         remembered = outcome in ("stored", "outbox")
         by_rank = sorted(facts + memories, key=lambda m: int(m.get("rank") or 10**6))

@@ -2,9 +2,10 @@
 
 The search itself lives in `memory.retrieval.retrieve`; this node turns the route decision into a recipe
 and queries, adds the agent's beliefs for BELIEF_QUERY turns and its semantic features when the
-router asks (`search_features`), the reveries near the message (`memory.sleep.reveries`) and the
-diary entries of the period the message asks about (`memory.retrieval.diary`, beside the
-candidates, never among them), and degrades to "no memories" with a logged warning if a store
+router asks (`search_features`), the reveries near the message (`memory.sleep.reveries`), the
+diary entries of the period the message asks about (`memory.retrieval.diary`) and the chapters
+a question about the person's course over time is about (`memory.retrieval.chapters`; both
+beside the candidates, never among them), and degrades to "no memories" with a logged warning if a store
 fails, so the reply still happens.
 """
 
@@ -18,12 +19,14 @@ from langgraph.runtime import Runtime
 
 from memory.beliefs.features import search_features
 from memory.beliefs.views import belief_views
+from memory.retrieval.candidates import Candidate
+from memory.retrieval.chapters import chapters_for
 from memory.retrieval.diary import diary_of_period
 from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval.retrieve import retrieve as search_memory
 from memory.schema import utcnow
-from memory.services import available
-from memory.sleep.reveries import vague_recall
+from memory.services import Services, available
+from memory.sleep.reveries import neighbour_candidates, vague_recall
 from nodes.context import Context, context_of
 from nodes.state import AgentState, Route, found_state, route_of, turn_of
 from tasks.content import prompt_text
@@ -32,6 +35,8 @@ log = logging.getLogger("mneme.nodes.retrieve")
 
 MAX_BELIEFS = 5
 MAX_FEATURES = 5
+FOUND = ("candidates", "beliefs", "features", "reveries", "diary", "chapters")
+"""What the node writes: the memories found and the context beside them."""
 
 
 def queries_for(route: Route, text: str) -> list[str]:
@@ -76,7 +81,7 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     services = here.services
     if services is None:  # the stores cannot be opened: the reply goes on without memories
         log.warning("memory is unavailable (%s); answering without memories", here.reason)
-        return {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
+        return {key: [] for key in FOUND}
     try:
         found = await search_memory(
             services, ctx.user_id, queries, recipe, utcnow(), signal_weights=weights
@@ -94,17 +99,41 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         )
     except Exception as exc:
         log.warning("memory search failed (%s); answering without memories", exc)
-        return {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
+        return {key: [] for key in FOUND}
     # Extra context beside the memories found: a failure here costs only that context.
     reveries = await _context_or_none("reveries", vague_recall(services, ctx.user_id, text))
+    # A recalled reverie brings back the living turns its forgotten one sat between.
+    around = await _context_or_none(
+        "reverie neighbours", _around(services, ctx.user_id, reveries, found, recipe)
+    )
     diary = await _context_or_none("diary", diary_of_period(services, ctx.user_id, text, utcnow()))
+    chapters = await _context_or_none("chapters", _chapters(services, ctx.user_id, text))
     return {
-        "candidates": [found_state(c) for c in found],
+        "candidates": [found_state(c) for c in found] + around,
         "beliefs": beliefs[:MAX_BELIEFS],
         "features": features,
         "reveries": reveries,
         "diary": diary,
+        "chapters": chapters,
     }
+
+
+async def _around(
+    services: Services,
+    tenant: str,
+    reveries: list[dict[str, Any]],
+    found: list[Candidate],
+    recipe: Recipe,
+) -> list[dict[str, Any]]:
+    """The candidates a recalled reverie's neighbours make, as the state holds them."""
+    extra = await neighbour_candidates(services, tenant, reveries, found, recipe)
+    return [dict(found_state(c)) for c in extra]
+
+
+async def _chapters(services: Services, tenant: str, text: str) -> list[dict[str, Any]]:
+    """The chapters a narrative question is about, as plain dicts for the state."""
+    found = await chapters_for(services, tenant, text, utcnow())
+    return [c.model_dump(mode="json") for c in found]
 
 
 async def _context_or_none(

@@ -5,13 +5,15 @@ A stage node takes the run's tenant from the context (`user_id`: the authenticat
 server), its time from `state["at"]` (set by `check`), does its work through `memory.sleep` and
 the other memory rooms, and returns what it did under the report's field names with its
 seconds, in `stages`. With a chat model the stages ask the LLM tasks of `tasks/`: the forgetting
-classifier (`tasks.forgetting`), the goal judge (`tasks.goal_assessment`), the concept namer
-(`tasks.concept_naming`), the diary writer (`tasks.diary_writing`), the reflection
-(`tasks.reflection`, forced: the same triage, patches and snapshot rule as when bookkeeping
-triggers it) and the session summariser (`tasks.sessions`); offline, the utility thresholds,
-the goal rules, offline labels, templated entries, the heuristic reflection and extractive
-summaries. `finish` folds the outputs into the report (`memory.sleep.report`) and records the
-run's time for the schedule.
+classifier (`tasks.forgetting`) and the reverie impressions (`tasks.reverie_impression`), the
+goal judge (`tasks.goal_assessment`), the concept namer (`tasks.concept_naming`), the diary
+writer (`tasks.diary_writing`), the reflection (`tasks.reflection`, forced: the same triage,
+patches and snapshot rule as when bookkeeping triggers it), the narrative revision that reads
+the chapters and the diary into the snapshot (`tasks.narrative_revision`) and the session
+summariser (`tasks.sessions`); offline, the utility thresholds, the impression template, the
+goal rules, offline labels, templated entries, the heuristic reflection, the chapters' section
+and extractive summaries. `finish` folds the outputs into the report (`memory.sleep.report`)
+and records the run's time for the schedule.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ from memory.services import Services, get_services
 from memory.services.usage import Usage
 from memory.sleep import expiry, forgetting, plan
 from memory.sleep import rescore as scores
+from memory.sleep.chapters import build_chapters
 from memory.sleep.concepts import build_concepts
 from memory.sleep.coretrieval import decay_links
 from memory.sleep.diary import write_diary
+from memory.sleep.fidelity import check_fidelity
 from memory.sleep.leases import holding
 from memory.sleep.levels import Level, Progress, parse_level, parse_now, remember_run
 from memory.sleep.report import Report
@@ -46,8 +50,10 @@ from tasks.concept_naming import llm_namer
 from tasks.diary_writing import llm_writer
 from tasks.forgetting import llm_classifier
 from tasks.goal_assessment import llm_judge
+from tasks.narrative_revision import revise_narrative
 from tasks.reflect import ReflectionResult
 from tasks.reflect import reflect as reflection
+from tasks.reverie_impression import llm_impression
 from tasks.sessions import llm_summariser
 
 
@@ -185,7 +191,8 @@ async def expire(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
 
 async def forget(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The forgetting cycle (`memory.sleep.forgetting`), decided by the caller's classifier, the
-    LLM (one call per batch of 50) or, offline, the utility thresholds."""
+    LLM (one call per batch of 50) or, offline, the utility thresholds; with a model, each
+    reverie's impression is the model's (`tasks.reverie_impression`, one call each)."""
     run = await begin(state, runtime)
     usage = Usage()
     if run.classify is not None:
@@ -194,8 +201,9 @@ async def forget(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
         classify = llm_classifier(run.services, run.now, usage=usage, model=run.model)
     else:
         classify = forgetting.offline_classifier(forgetting.Thresholds())
+    impress = llm_impression(run.services, usage=usage, model=run.model) if run.online else None
     out = await forgetting.forget(
-        run.services, run.tenant, run.now, classify, progress=run.progress
+        run.services, run.tenant, run.now, classify, progress=run.progress, impress=impress
     )
     return run.done("forget", usage, **out)
 
@@ -253,14 +261,35 @@ async def diary(state: ConsolidationState, runtime: Runtime[Context]) -> dict[st
     return run.done("diary", usage, notes=[written.note()])
 
 
+async def chapters(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Rebuild the chapters and theme trajectories from the diary and the concepts
+    (`memory.sleep.chapters`)."""
+    run = await begin(state, runtime)
+    built = await build_chapters(run.services, run.tenant, run.now)
+    return run.done("chapters", notes=[built.note()])
+
+
 async def reflect(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Reflect on the personality snapshot, forced past the trigger (`tasks.reflection`)."""
+    """Reflect on the personality snapshot, forced past the trigger (`tasks.reflection`), then
+    revise its account of the chapters and the diary (`tasks.narrative_revision`)."""
     run = await begin(state, runtime)
     usage = Usage()
     result = await reflection(
         run.services, run.tenant, usage=usage, model=run.model, now=run.now, force=True
     )
-    return run.done("reflect", usage, reflection=reflection_summary(result))
+    revised = await revise_narrative(
+        run.services, run.tenant, run.now, usage=usage, model=run.model
+    )
+    summary = reflection_summary(result) | {"narrative_kept": revised.kept}
+    return run.done("reflect", usage, reflection=summary)
+
+
+async def fidelity(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Compare the agent's account of the person with their own words
+    (`memory.sleep.fidelity`): what drifted, in the report."""
+    run = await begin(state, runtime)
+    found = await check_fidelity(run.services, run.tenant)
+    return run.done("fidelity", fidelity=found.summary(), notes=[found.note()])
 
 
 async def sessions(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -286,7 +315,8 @@ async def finish(state: ConsolidationState, runtime: Runtime[Context]) -> dict[s
 def reflection_summary(result: ReflectionResult) -> dict[str, object]:
     """What deep sleep's reflection did, for the report: whether it ran, whether triage sent it
     on to the deep reflection (`reflected`), why, how many beliefs it revised or created, and
-    whether a new snapshot was kept (None: none)."""
+    whether a new snapshot was kept (None: none); the `reflect` stage adds `narrative_kept`,
+    whether the narrative revision stored a new one (None: no chapter with a theme yet)."""
     return {
         "ran": result.ran,
         "reflected": result.triage is not None and result.triage.reflect,

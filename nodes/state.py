@@ -274,6 +274,9 @@ class AgentState(TypedDict, total=False):
     """Faded impressions of forgotten memories near the turn (`memory.sleep.reveries`)."""
     diary: list[dict[str, Any]]
     """The diary entries of the days the turn asks about (`memory.retrieval.diary`)."""
+    chapters: list[dict[str, Any]]
+    """The chapters a question about the person's course over time is about
+    (`memory.retrieval.chapters`), oldest first."""
 
     ess: Evidence
     """Evidence Strength Score of the user's message and whether the gate passed."""

@@ -1,5 +1,5 @@
 """mneme's memory as a Python API: add, search, get, pin, history, facts, beliefs, concepts,
-diary, goals, emotions, delete, export, import and erase one user's memory, without running the agent.
+diary, chapters, goals, emotions, delete, export, import and erase one user's memory, without running the agent.
 
 ```python
 from serve.api import Memory
@@ -53,6 +53,7 @@ from memory.schema import (
 )
 from memory.services import Services
 from memory.settings import Settings, get_settings
+from memory.sleep.chapters import Chapter, load_chapters, save_chapters
 from memory.sleep.concepts import release_episode
 from memory.sleep.pins import set_pinned
 from memory.sleep.reveries import list_reveries, restore_reverie
@@ -308,6 +309,9 @@ class MemoryExport(_Model):
     snapshots: list[dict[str, object]] = Field(default_factory=list)
     concepts: list[ConceptView] = Field(default_factory=list)
     diary: list[DiaryView] = Field(default_factory=list)
+    chapters: list[Chapter] = Field(default_factory=list)
+    """The chapters deep sleep drew (spans, themes and how they moved); `import_` writes them
+    back when the user has none."""
     goals: list[GoalView] = Field(default_factory=list)
     emotions: list[EmotionView] = Field(default_factory=list)
     summaries: list[dict[str, object]] = Field(default_factory=list)
@@ -642,8 +646,8 @@ class Memory:
         checked first (`memory.write.limits`: sizes, times, threads): one bad episode raises
         `InvalidInput` naming it (`TooLarge` for an oversized one) and nothing is written. Then
         the threads' layers are put back as exported (replacing those the replay built, with
-        the uids the replay gave) and the reveries written back (their blurred embeddings made
-        from their impressions)."""
+        the uids the replay gave), the chapters written back (when the user has none) and the
+        reveries written back (their blurred embeddings made from their impressions)."""
         tenant = _check_user(user)
         try:
             data = (
@@ -711,6 +715,8 @@ class Memory:
                     tenant,
                     layers.model_copy(update={"exchanges": exchanges, "covered_uid": covered}),
                 )
+        if data.chapters and not await load_chapters(self.services.graph, tenant):
+            await save_chapters(self.services.graph, tenant, data.chapters)
         for r in data.reveries:
             await restore_reverie(
                 self.services,
@@ -840,6 +846,11 @@ class Memory:
             for e in await graph.diary.list(tenant)
         ]
 
+    async def chapters(self, user: str) -> list[Chapter]:
+        """The chapters of the user's time with the agent, oldest first, each with its themes
+        and how they moved (written by deep sleep; empty before the first)."""
+        return await load_chapters(self.services.graph, _check_user(user))
+
     async def goals(self, user: str, status: GoalStatus | str | None = None) -> list[GoalView]:
         """The user's goals (of one status, or all), oldest first, with the reason and evidence
         of their status (reassessed at deep sleep)."""
@@ -864,8 +875,8 @@ class Memory:
     async def export(self, user: str) -> MemoryExport:
         """Everything mneme holds about the user: episodes (oldest first), every fact version
         with its sources, beliefs and the journal of their changes, features, personality
-        snapshots, concepts, the diary, goals, emotions, session summaries, the threads'
-        compressed layers and the reveries forgotten episodes left."""
+        snapshots, concepts, the diary, the chapters, goals, emotions, session summaries, the
+        threads' compressed layers and the reveries forgotten episodes left."""
         tenant = _check_user(user)
         graph = self.services.graph
         uids = await graph.episodes.list_uids(tenant)
@@ -904,6 +915,7 @@ class Memory:
             ],
             concepts=await self.concepts(tenant),
             diary=await self.diary(tenant),
+            chapters=await self.chapters(tenant),
             goals=await self.goals(tenant),
             emotions=await self.emotions(tenant),
             summaries=[

@@ -31,8 +31,8 @@ the same day gives the same concepts. Crash safety: every concept is written who
 edges at once); stale ones are deleted after all new ones are written; a run killed between two
 writes is finished by the next. `release_episode` is the hook forgetting and deletion call
 before an episode goes: the concepts it belonged to lose it (and are dissolved when the rest
-spans fewer than `MIN_DAYS` days); its day's diary entry is deleted, to be rewritten from the
-turns that remain.
+spans fewer than `MIN_DAYS` days); its day's diary entry and the chapter holding that day are
+deleted, to be rewritten from the turns that remain.
 
 With an LLM, `tasks.concept_naming` names and describes each new or changed concept (one call
 each, validated, the offline label as its fallback); a concept `release_episode` changed is
@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory.schema import Concept, Episode, EpisodeStatus, as_utc, stable_uid
+from memory.sleep.chapters import drop_chapters_of
 from memory.sleep.salience import emotion_words
 
 if TYPE_CHECKING:
@@ -321,8 +322,12 @@ def _same(stored: Concept, offline: Concept) -> bool:
 
 async def release_episode(services: Services, tenant: str, episode_uid: str) -> None:
     """Before an episode is forgotten or deleted: drop it from its concepts (dissolving those
-    left under `MIN_DAYS` days) and delete its day's diary entry. Idempotent."""
+    left under `MIN_DAYS` days), delete its day's diary entry and the chapter holding its day
+    (`memory.sleep.chapters`). Idempotent."""
     graph = services.graph
+    going = await graph.episodes.get(tenant, episode_uid)
+    if going is not None:
+        await drop_chapters_of(graph, tenant, day_of(going))
     groups = await graph.episodes.groups(tenant, episode_uid)
     for entry_uid in groups.diary:
         await graph.diary.delete(tenant, entry_uid)

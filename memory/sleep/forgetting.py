@@ -23,6 +23,7 @@ from memory.schema import as_utc
 from memory.sleep.levels import Progress
 from memory.sleep.plan import Applied, Decision, carry_out
 from memory.sleep.rescore import Candidate, score
+from memory.sleep.reveries import Impress
 from memory.sleep.salience import is_cornerstone
 
 if TYPE_CHECKING:
@@ -107,9 +108,11 @@ async def forget(
     *,
     batch_size: int = 50,
     progress: Progress | None = None,
+    impress: Impress | None = None,
 ) -> dict[str, int]:
     """Deep: the forgetting cycle at `now` (the module docstring), batch by batch, each batch's
-    decisions carried out through the plan; what it did, by report field."""
+    decisions carried out through the plan (reveries' impressions by `impress`, the model, when
+    given); what it did, by report field."""
     scored, connections = await score(services, tenant, now)
     pool = _pool(scored, connections, now)
     total: Applied = Counter()
@@ -124,7 +127,7 @@ async def forget(
         total["protected"] += len(protected)
         kept += sum(1 for c in batch if c.episode.uid not in plan)
         salience = {c.episode.uid: c.salience for c in batch}
-        total += await carry_out(services, tenant, plan, now, salience)
+        total += await carry_out(services, tenant, plan, now, salience, impress=impress)
         done += len(batch)
         if progress:
             progress("forgetting", done, len(pool))

@@ -24,7 +24,7 @@ from memory.knowledge.goals import release_episode as release_goals
 from memory.knowledge.rules import point_id
 from memory.schema import Episode
 from memory.sleep.concepts import release_episode
-from memory.sleep.reveries import REVERIE_SALIENCE, write_reverie
+from memory.sleep.reveries import REVERIE_SALIENCE, Impress, write_reverie
 from memory.write.sessions import without_episode
 
 if TYPE_CHECKING:
@@ -82,11 +82,13 @@ async def carry_out(
     salience: Mapping[str, float] | None = None,
     *,
     saved: bool = False,
+    impress: Impress | None = None,
 ) -> Applied:
     """Write `plan` to the tenant's state (unless it is `saved` there already), apply each
     decision (see the module docstring for what is left alone), mark the plan done; what was
     applied. `salience` (uid -> salience at the run's time) decides which forgotten episodes
-    leave a reverie (else their stored salience)."""
+    leave a reverie (else their stored salience); `impress` writes their impressions (the
+    template without it)."""
     if not saved:
         await save_plan(services, tenant, plan)
     done: Applied = Counter()
@@ -106,7 +108,7 @@ async def carry_out(
                 done["protected"] += 1
                 continue
             faded = (salience or {}).get(uid, episode.salience)
-            deleted, reverie, rebuilt = await forget_episode(services, episode, faded, now)
+            deleted, reverie, rebuilt = await forget_episode(services, episode, faded, now, impress)
             done["forgotten"] += 1
             done["summaries"] += rebuilt
             done["facts_deleted"] += deleted
@@ -136,10 +138,15 @@ async def archive_episode(services: Services, episode: Episode) -> None:
 
 
 async def forget_episode(
-    services: Services, episode: Episode, salience: float, now: datetime
+    services: Services,
+    episode: Episode,
+    salience: float,
+    now: datetime,
+    impress: Impress | None = None,
 ) -> tuple[int, bool, int]:
     """Remove an episode from both stores; returns (facts deleted, reverie written, session
-    summaries rebuilt or removed).
+    summaries rebuilt or removed). A faded one leaves a reverie (its impression by `impress`,
+    the model, when given).
 
     Facts only it stated are deleted; facts it shared keep their other sources and their point
     is re-pointed at one of those. The summaries of its session are rebuilt from the session's
@@ -150,7 +157,7 @@ async def forget_episode(
     await archive_episode(services, episode)
     reverie = False
     if salience < REVERIE_SALIENCE:
-        reverie = await write_reverie(services, episode, now)
+        reverie = await write_reverie(services, episode, now, impress)
     fact_uids = await services.graph.facts.stated_by(tenant, uid)
     sources = await services.graph.facts.sources_many(tenant, fact_uids)
     alone = [f for f in fact_uids if [s for s in sources.get(f, []) if s != uid] == []]

@@ -48,6 +48,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     reflection: dict[str, Any] | None = None
     """What deep sleep's reflection did (ran, reason, revisions, snapshot kept); None below deep."""
+    fidelity: dict[str, Any] | None = None
+    """What deep sleep's fidelity check found (`memory.sleep.fidelity`); None below deep."""
     stages: dict[str, float] = field(default_factory=dict)
     """The stages that ran, in order, with their seconds."""
 
@@ -61,7 +63,7 @@ class Report:
             elif key == "goals_changed":
                 for status, n in value.items():
                     self.goals_changed[status] = self.goals_changed.get(status, 0) + int(n)
-            elif key in ("apperception", "reflection"):
+            elif key in ("apperception", "reflection", "fidelity"):
                 setattr(self, key, value)
             elif key in _COUNTS:
                 setattr(self, key, getattr(self, key) + int(value))

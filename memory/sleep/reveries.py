@@ -3,26 +3,32 @@
 `write_reverie` stores one when a faded episode (salience < 0.1) is forgotten
 (`memory.sleep.plan.forget_episode`): its embedding blurred by uniform noise (+-0.3 per
 coordinate, re-normalised, so a reverie is only loosely near what it was about), the ids of its
-neighbours, and a one-line impression ("something about penguins, Antarctica"). `vague_recall` finds the reveries a
-message is about: those whose impression shares a word with it, and those whose blurred embedding
-is still near it. The reply shows them as faded impressions ("I vaguely remember something
-about..."), never as facts or memories.
+neighbours, and a one-line impression: offline a template naming its subjects ("something about
+penguins, Antarctica"), with a model the model's vague line (`Impress`, from
+`tasks.reverie_impression`), recalled by the template's words as well. `vague_recall` finds the
+reveries a message is about: those whose impression shares a word with it, and those whose
+blurred embedding is still near it. The reply shows them as faded impressions ("I vaguely
+remember something about..."), never as facts or memories; their stored neighbours, the living
+turns the forgotten one sat between, join the candidates (`neighbour_candidates`) and so bring
+back what surrounded it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memory.retrieval.candidates import Candidate, two_sided, user_answers
 from memory.schema import Episode, as_utc, stable_uid
 from memory.stores.base import SparseVector, VectorFilter, VectorPoint
 from memory.text.sparse import encode_document, encode_query, token_id, tokenize
 
 if TYPE_CHECKING:
+    from memory.retrieval.recipes import Recipe
     from memory.services import Services
 
 REVERIE_FLOOR = 0.15
@@ -46,6 +52,10 @@ IMPRESSION_WORDS = 4
 """How many subjects a reverie's impression keeps: vague, but enough words to be recalled by."""
 
 _PREFIX_TOKENS = frozenset(tokenize(IMPRESSION_PREFIX))
+
+Impress = Callable[[str, Sequence[str]], Awaitable[str]]
+"""impress(the forgotten turn's text, the template's subjects) -> the impression, starting with
+`IMPRESSION_PREFIX` (`tasks.reverie_impression`: the model's; None: the template)."""
 
 
 async def vague_recall(
@@ -83,8 +93,54 @@ async def vague_recall(
             "created_at": str(h.payload.get("created_at", "")),
             "faded_at": str(h.payload.get("faded_at", "")),
             "score": h.score,
+            "episode_uid": str(h.payload.get("episode_uid", "")),
+            "neighbours": [str(n) for n in h.payload.get("neighbours") or []],  # type: ignore[attr-defined]
         }
         for h in hits
+    ]
+
+
+async def neighbour_candidates(
+    services: Services,
+    tenant: str,
+    reveries: Sequence[dict[str, Any]],
+    found: Sequence[Candidate],
+    recipe: Recipe,
+) -> list[Candidate]:
+    """The living turns a recalled reverie's memory sat between (its stored neighbours), as
+    candidates after those `found`: each scores the best found score (1 with none) x the
+    recipe's neighbour decay, as a chain neighbour of a top result would; the forgotten turn
+    stood where the message points. Archived turns, and turns already found, are left out."""
+    present = {c.episode_uid for c in found}
+    seeds = {n: r["episode_uid"] for r in reveries for n in r.get("neighbours") or []}
+    made = {
+        r["episode_uid"]: as_utc(datetime.fromisoformat(str(r["created_at"]))) for r in reveries
+    }
+    wanted = [uid for uid in seeds if uid not in present]
+    if not wanted:
+        return []
+    top = max((c.score for c in found), default=1.0)
+    score = top * recipe.time.neighbour_decay
+    episodes = await services.graph.episodes.get_many(tenant, wanted)
+    return [
+        Candidate(
+            episode_uid=e.uid,
+            score=score,
+            similarity=None,
+            created_at=as_utc(e.created_at),
+            thread_id=e.thread_id,
+            content=e.content,
+            source="neighbour",
+            neighbour_of=seeds[e.uid],
+            offset=1 if as_utc(e.created_at) > made[seeds[e.uid]] else -1,
+            signals=e.ess.signals() if e.ess else {},
+            salience=e.salience,
+            sides=user_answers(score, recipe.turns.reply_weight) if two_sided(e) else {},
+            uid=e.uid,
+            sources=[e.uid],
+        )
+        for e in sorted(episodes, key=lambda e: wanted.index(e.uid))
+        if not e.archived
     ]
 
 
@@ -126,9 +182,13 @@ def impression_words(candidates: Sequence[str], most: int = IMPRESSION_WORDS) ->
     return kept
 
 
-async def write_reverie(services: Services, episode: Episode, now: datetime) -> bool:
+async def write_reverie(
+    services: Services, episode: Episode, now: datetime, impress: Impress | None = None
+) -> bool:
     """Leave the ghost of a faded episode in `reveries`: a blurred embedding, the ids of its
-    neighbours, and a one-line vague impression (its topics and entities, else a few words)."""
+    neighbours, and a one-line vague impression: the template's subjects (its entities and
+    topics, else a few words), or what `impress` (the model) makes of the turn and them. The
+    template's subjects are always among the words it is recalled by."""
     tenant, uid = episode.tenant, episode.uid
     topics = await services.graph.topics.of_episode(tenant, uid)
     entities = [e.name for e in await services.graph.entities.of_episode(tenant, uid)]
@@ -138,8 +198,12 @@ async def write_reverie(services: Services, episode: Episode, now: datetime) -> 
     if not about:
         return False
     impression = IMPRESSION_PREFIX + ", ".join(about)
+    if impress is not None:
+        impression = await impress(episode.user_text, about)
     vector = (await services.embedder.embed_documents([episode.user_text or impression]))[0]
-    point = _point(tenant, uid, vector, impression, neighbours, episode.created_at, now)
+    point = _point(
+        tenant, uid, vector, impression, neighbours, episode.created_at, now, extra=about
+    )
     await services.vectors.upsert("reveries", [point])
     return True
 
@@ -152,8 +216,9 @@ def _point(
     neighbours: Sequence[str],
     created_at: datetime,
     faded_at: datetime,
+    extra: Sequence[str] = (),
 ) -> VectorPoint:
-    about = impression.removeprefix(IMPRESSION_PREFIX)
+    about = " ".join([impression.removeprefix(IMPRESSION_PREFIX), *extra])
     return VectorPoint(
         id=reverie_id(tenant, uid),
         dense=perturb(vector, reverie_id(tenant, uid)),

@@ -16,6 +16,7 @@ from memory.schema import (
     Goal,
     SessionSummary,
 )
+from memory.sleep.chapters import Chapter, Theme, load_chapters, save_chapters
 from memory.stores.base import GraphStore
 
 from ._support import at, new_episode
@@ -61,6 +62,12 @@ async def populate(graph: GraphStore, tenant: str) -> None:
         uid=f"{p}d", tenant=tenant, day="2024-05-01", text="We moved.", created_at=at(3)
     )
     await graph.diary.put(day, [f"{p}e0"])
+    moving = Theme(label="moving", days=1, trend="new")
+    await save_chapters(
+        graph,
+        tenant,
+        [Chapter(first_day=at(0).date(), last_day=at(2).date(), days=1, themes=[moving])],
+    )
     await graph.goals.put(
         Goal(
             uid=f"{p}g",
@@ -102,6 +109,7 @@ async def footprint(graph: GraphStore, tenant: str) -> dict[str, int]:
         "topics": len(await graph.topics.of_episode(tenant, f"{tenant}-e0")),
         "concepts": len(await graph.concepts.list(tenant)),
         "diary": len(await graph.diary.list(tenant)),
+        "chapters": len(await load_chapters(graph, tenant)),
         "goals": len(await graph.goals.list(tenant)),
         "emotions": len(await graph.emotions.list(tenant)),
         "summaries": len(await graph.summaries.list(tenant)),
@@ -123,6 +131,7 @@ async def test_erase_tenant_deletes_everything_of_that_tenant_only(graph: GraphS
         "topics": 2,
         "concepts": 1,
         "diary": 1,
+        "chapters": 1,
         "goals": 1,
         "emotions": 1,
         "summaries": 1,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graph.bookkeeping import run_episode
-from memory.schema import VECTOR_KINDS
+from memory.schema import VECTOR_KINDS, Episode
 from memory.services import Services
 from memory.services.usage import Usage
 from memory.sleep.levels import Level
@@ -307,11 +307,8 @@ TRIP = [
 ]
 
 
-async def test_export_holds_thread_layers_and_reveries_and_import_writes_them_back(
-    services: Services,
-) -> None:
-    """What erase removes, the export holds: the thread's compressed layers and the reverie a
-    forgotten turn left come back with import, as the user's or as another user's."""
+async def tell_trip(services: Services) -> list[Episode]:
+    """The trip told by ada in one thread, five minutes apart; its episodes in time order."""
     mem = Memory(services)
     for i, text in enumerate(TRIP):
         await mem.add(
@@ -322,9 +319,16 @@ async def test_export_holds_thread_layers_and_reveries_and_import_writes_them_ba
         )
     await mem.flush()
     uids = await services.graph.episodes.list_uids("ada")
-    episodes = sorted(
-        await services.graph.episodes.get_many("ada", uids), key=lambda e: e.created_at
-    )
+    return sorted(await services.graph.episodes.get_many("ada", uids), key=lambda e: e.created_at)
+
+
+async def test_export_holds_thread_layers_and_reveries_and_import_writes_them_back(
+    services: Services,
+) -> None:
+    """What erase removes, the export holds: the thread's compressed layers and the reverie a
+    forgotten turn left come back with import, as the user's or as another user's."""
+    mem = Memory(services)
+    episodes = await tell_trip(services)
     penguins = episodes[4]
     assert "penguins" in penguins.user_text
     assert (await forget_episode(services, penguins, 0.05, T0 + timedelta(days=400)))[1]

@@ -20,6 +20,8 @@ from memory.beliefs.apperception import load
 from memory.embeddings.embedders import Embedder
 from memory.schema import Belief
 from memory.services import Services
+from memory.sleep.chapters import load_chapters
+from memory.sleep.diary import write_diary
 from memory.sleep.levels import Level, last_runs
 from memory.sleep.plan import PLAN_KEY, Decision, save_plan
 from memory.sleep.report import Report
@@ -48,7 +50,9 @@ DEEP = [
     "apperception",
     "concepts",
     "diary",
+    "chapters",
     "reflect",
+    "fidelity",
     "sessions",
 ]
 """Each level's stages in the order they run, written out here rather than read from the graph."""
@@ -81,7 +85,12 @@ async def _unsupported_belief(services: Services, uids: list[str]) -> None:
     await services.graph.beliefs.upsert(belief.model_copy(update={"updated_at": T0}))
 
 
+async def _diary(services: Services, uids: list[str]) -> None:
+    await write_diary(services, "solo", LATE)
+
+
 PREPARE: dict[str, Callable[[Services, list[str]], Awaitable[None]]] = {
+    "chapters": _diary,
     "resume": _plan_to_forget,
     "links": _link,
     "beliefs": _unsupported_belief,
@@ -120,8 +129,14 @@ async def _check(name: str, out: dict[str, Any], services: Services, uids: list[
     elif name == "diary":
         assert out["notes"] == ["diary: 4 of 4 days written"]
         assert len(await graph_store.diary.list("solo")) == 4
+    elif name == "chapters":  # four days of one month, no concept: one chapter, no theme
+        assert out["notes"] == ["chapters: 1 (0 themes)"]
+        (chapter,) = await load_chapters(graph_store, "solo")
+        assert (chapter.days, chapter.themes) == (4, [])
     elif name == "reflect":
         assert out["reflection"]["ran"] is True
+    elif name == "fidelity":  # the goal fact about the user, said in the turn it rests on
+        assert out["fidelity"] == {"checked": 1, "drifted": []}
     elif name == "sessions":
         assert out["summaries"] == 4  # one session per day's thread, all over by now
 

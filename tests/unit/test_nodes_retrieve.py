@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from memory.retrieval.recipes import SIMPLE, TEMPORAL, get_recipe
 from memory.retrieval.retrieve import retrieve as search
 from memory.schema import Belief, utcnow
+from memory.sleep.chapters import KEY as CHAPTERS_KEY
 from nodes.retrieve import queries_for, retrieve
 from nodes.state import route_state
 from tasks.route import RouteDecision, SearchPass
@@ -108,7 +109,14 @@ async def test_store_failure_means_no_memories(agent_services, offline, monkeypa
 
     monkeypatch.setattr(agent_services.vectors, "search", broken)
     out = await retrieve({**human("What is my dog called?"), "route": SIMPLE_ROUTE}, runtime())
-    assert out == {"candidates": [], "beliefs": [], "features": [], "reveries": [], "diary": []}
+    assert out == {
+        "candidates": [],
+        "beliefs": [],
+        "features": [],
+        "reveries": [],
+        "diary": [],
+        "chapters": [],
+    }
 
 
 def test_queries_come_from_passes_or_the_message() -> None:
@@ -129,3 +137,19 @@ async def test_a_failing_diary_keeps_the_memories(agent_services, offline, monke
     out = await retrieve(state, runtime())
     assert out["candidates"][0]["episode_uid"] == uids[0]
     assert out["diary"] == []
+
+
+async def test_failing_chapters_keep_the_memories(agent_services, offline, monkeypatch) -> None:
+    uids = await seed(agent_services, "alice", FACTS, thread="t1")
+    read = agent_services.graph.state.get
+
+    async def broken(tenant, key):
+        if key == CHAPTERS_KEY:
+            raise ConnectionError("the graph store is down")
+        return await read(tenant, key)
+
+    monkeypatch.setattr(agent_services.graph.state, "get", broken)
+    question = "What have I been working on lately at Saint Mary Hospital?"  # a narrative one
+    out = await retrieve({**human(question), "route": SIMPLE_ROUTE}, runtime())
+    assert out["candidates"][0]["episode_uid"] == uids[1]
+    assert out["chapters"] == []
