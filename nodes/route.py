@@ -2,7 +2,8 @@
 
 It runs the router's task (`tasks.route`: one structured call that also scores the message's
 evidence, which the `ess_gate` node then applies), lets the run's context override the route,
-resets the turn's usage counters and reads the user's message once for the nodes after it.
+resets the turn's usage counters and what the last turn found, and reads the user's message once
+for the nodes after it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,18 @@ from tasks.route import (
     assess_turn,
     result_count,
 )
+
+FOUND_BY_A_TURN = (
+    "candidates",
+    "memories",
+    "beliefs",
+    "features",
+    "reveries",
+    "diary",
+    "chapters",
+)
+"""The channels retrieval and rerank fill for one turn. The route empties them, so a turn routed
+past retrieval (NONE) is never answered from what the turn before it found."""
 
 
 def apply_context(decision: RouteDecision, ctx: Context) -> RouteDecision:
@@ -50,6 +63,7 @@ async def route(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     assessment = await assess_turn(text, recent, chat=chat, usage=usage, model=ctx.model_fast)
     decision = apply_context(assessment.route, ctx)
     return {
+        **{channel: [] for channel in FOUND_BY_A_TURN},
         "turn": turn,
         "route": route_state(decision),
         "ess": evidence_state(assessment.evidence),

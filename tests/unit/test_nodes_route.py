@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from nodes.route import route
+from nodes.route import FOUND_BY_A_TURN, route
 from tasks.route import DEFAULT_N_RESULTS, RouteDecision, heuristic_route, result_count
 from tests.unit.fake_chat import assessment, runtime
 
@@ -66,6 +66,21 @@ async def test_offline_routes_by_keywords(offline) -> None:
     assert out["route"]["kind"] == "SIMPLE" and out["usage"]["llm_calls"] == 0
     assert out["route"]["n_results"] == 7  # the kind's default, resolved once
     assert out["ess"]["reasoning_type"] == "no_argument"
+
+
+async def test_a_turn_starts_with_nothing_found(offline) -> None:
+    """What the last turn found is gone before this one is answered: a NONE turn skips retrieval,
+    and its reply must not read the last turn's memories, beliefs, diary or reveries."""
+    stale = [{"text": "last turn's memory"}]
+    state = {
+        "messages": [HumanMessage("thanks!")],
+        **{channel: stale for channel in FOUND_BY_A_TURN},
+    }
+    out = await route(state, runtime())  # type: ignore[arg-type]
+    assert out["route"]["kind"] == "NONE"
+    assert {channel: out[channel] for channel in FOUND_BY_A_TURN} == {
+        channel: [] for channel in FOUND_BY_A_TURN
+    }
 
 
 @pytest.mark.parametrize(
