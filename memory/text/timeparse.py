@@ -159,11 +159,11 @@ def _read_dates(low: str, now: datetime, found: _Found) -> None:
         rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b,?\s*(\d{{4}})?", low
     ):
         month = MONTHS[m.group(2)[:3]]
-        year = int(m.group(3)) if m.group(3) else _year_of_month(month, now)
+        year = int(m.group(3)) if m.group(3) else _year_of_month(month, now, past=_past(low, m))
         found.add(m, _day_window(year, month, int(m.group(1)), m.group(0)))
     for m in re.finditer(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s*(\d{{4}}))?", low):
         month = MONTHS[m.group(1)[:3]]
-        year = int(m.group(3)) if m.group(3) else _year_of_month(month, now)
+        year = int(m.group(3)) if m.group(3) else _year_of_month(month, now, past=_past(low, m))
         found.add(m, _day_window(year, month, int(m.group(2)), m.group(0)))
     for m in re.finditer(r"\b(\d{4})-(\d{2})-(\d{2})\b", low):
         found.add(m, _day_window(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(0)))
@@ -178,7 +178,7 @@ def _read_months_and_years(low: str, now: datetime, found: _Found) -> None:
             if not before.endswith(("in ", "of ")):
                 continue  # the verb "may"
         month = MONTHS[word[:3]]
-        found.add(m, _month_window(_month_year(m, month, now), month, m.group(0)))
+        found.add(m, _month_window(_month_year(m, month, now, _past(low, m)), month, m.group(0)))
     for m in re.finditer(r"\b(?:in|during|of|since|by)\s+((?:19|20)\d{2})\b", low):
         year = int(m.group(1))
         found.add(
@@ -189,15 +189,24 @@ def _read_months_and_years(low: str, now: datetime, found: _Found) -> None:
         )
 
 
-def _month_year(m: re.Match[str], month: int, now: datetime) -> int:
-    """The year of a month expression: written, else the next or the last such month."""
+def _past(low: str, m: re.Match[str]) -> bool:
+    """Whether a month or day without a year is the last such one: yes, unless it is a deadline
+    ("by October", "by 7 May"), which is the coming one."""
+    return not low[max(0, m.start() - 3) : m.start()].endswith("by ")
+
+
+def _month_year(m: re.Match[str], month: int, now: datetime, past: bool = True) -> int:
+    """The year of a month expression: written, else this year's ("this May"), the next
+    ("next May", a deadline "by May") or the last such month."""
     if m.group(3):
         return int(m.group(3))
+    if m.group(1) == "this":
+        return now.year
     if m.group(1) == "next":
         return _year_of_month(month, now, past=False)
     if m.group(1) == "last" and month >= now.month:
         return now.year - 1
-    return _year_of_month(month, now)
+    return _year_of_month(month, now, past=past)
 
 
 def _read_relative(low: str, now: datetime, found: _Found) -> None:

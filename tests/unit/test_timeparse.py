@@ -36,6 +36,11 @@ def days(text: str, now: datetime = NOW) -> list[tuple[date, date]]:
         ("last Friday", [(date(2023, 7, 14), date(2023, 7, 15))]),
         ("this summer", [(date(2023, 6, 1), date(2023, 9, 1))]),
         ("two years ago", [(date(2021, 1, 1), date(2022, 1, 1))]),
+        # A deadline is the coming one; "this December" is this year's, not last year's.
+        ("run a marathon by October", [(date(2023, 10, 1), date(2023, 11, 1))]),
+        ("done by 3 March", [(date(2024, 3, 3), date(2024, 3, 4))]),
+        ("this December", [(date(2023, 12, 1), date(2024, 1, 1))]),
+        ("I moved in October", [(date(2022, 10, 1), date(2022, 11, 1))]),
     ],
 )
 def test_expressions_resolve_to_windows(text: str, expected: list[tuple[date, date]]) -> None:
