@@ -5,15 +5,18 @@ nature, never a list of phrases."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from memory.knowledge.precision import precision_of, source_sentence
+from memory.knowledge.precision import precision_of, source_clause
 from memory.knowledge.rules import Proposition
 from memory.schema import EpisodeSource, FactKind, FactPrecision, attribute_key, is_timeless
 from memory.text.timeparse import parse_time
 from tasks.facts.patterns import Said
 from tasks.facts.source import not_of_the_speaker, turn_source
+from tasks.offline_answer import offline_answer
+from tasks.respond import MEMORY_RULES, memory_entry
 
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC)
 K = FactKind
@@ -45,10 +48,10 @@ def test_precision_reads_time_words_and_timeless_attributes(
     assert precision_of(kind, attribute, text, said, NOW) is expected
 
 
-def test_the_source_sentence_is_the_one_that_states_the_fact() -> None:
+def test_the_source_clause_is_the_one_that_states_the_fact() -> None:
     turn = "We got back on Sunday. I went to Paris last week. It rained."
-    assert source_sentence("The user went to Paris.", turn) == "I went to Paris last week."
-    assert source_sentence("Nothing shared here", turn) == ""
+    assert source_clause("The user went to Paris.", turn) == "I went to Paris last week."
+    assert source_clause("Nothing shared here", turn) == ""
 
 
 def test_timeless_attributes_are_keyed_by_kind() -> None:
@@ -102,3 +105,33 @@ def test_no_fact_about_the_speaker_comes_from_another_s_words() -> None:
     kept = not_of_the_speaker(props, ben, EpisodeSource.THIRD_PARTY)
     assert [p.subject for p in kept] == ["Anna"]
     assert not_of_the_speaker(props, ben, EpisodeSource.STATED) == props
+
+
+def recalled(user_text: str, said_from: str) -> dict[str, Any]:
+    return {
+        "kind": "episode",
+        "created_at": NOW.isoformat(),
+        "content": f"User: {user_text}",
+        "fragments": [user_text],
+        "similarity": 0.7,
+        "said": said_from,
+    }
+
+
+def test_the_reply_sees_whose_words_a_memory_holds() -> None:
+    forwarded = recalled('Anna wrote: "I am moving to Rome next month"', "third_party")
+    entry = memory_entry(forwarded, 1, NOW, "detailed")
+    assert entry.startswith('<memory id="1"') and 'from="another person"' in entry.splitlines()[0]
+    assert 'from="an app"' in memory_entry(recalled("Ada drinks tea", "inferred"), 2, NOW, "brief")
+    own = memory_entry(recalled("I am moving to Rome", "stated"), 3, NOW, "detailed")
+    assert "from=" not in own
+    assert 'from="another person"' in MEMORY_RULES
+
+
+def test_the_offline_answer_quotes_another_s_words_never_as_the_user_s() -> None:
+    question = "Who is moving to Rome?"
+    forwarded = recalled("Anna said that I am moving to Rome next month.", "third_party")
+    assert "someone else's words" in offline_answer([forwarded], question, NOW)
+    assert "I am moving to Rome" in offline_answer([forwarded], question, NOW)
+    own = recalled("I am moving to Rome next month.", "stated")
+    assert "you are moving to Rome" in offline_answer([own], question, NOW)
