@@ -3,8 +3,9 @@
 A turn is `third_party` when it holds another's words (a quotation, a forwarded or `>`-quoted
 text, text after "Anna wrote:", or a statement under another's reporting frame: "Anna said
 that I love jazz") and none of the speaker's own: every clause outside the quoted parts is an
-attribution ("Anna wrote:") or another person's reporting frame (`tasks.facts.patterns.hearsay`'s
-frame, whose few words before the verb hold no I or we). Otherwise it is `stated`. The knowledge
+attribution ("Anna wrote:") or a third person's reporting frame (`tasks.facts.patterns.hearsay`'s
+frame, whose few words before the verb hold no I or we, nor the listener's "you"; a question is
+never one). Otherwise it is `stated`. The knowledge
 stage records it on the episode and then stores no fact about the speaker from such a turn.
 """
 
@@ -17,15 +18,20 @@ from memory.schema import EpisodeSource, normalise_text
 from tasks.directives import quoted_parts, unquoted
 from tasks.facts.patterns import FIRST_PERSON, REPORTED, Said, clauses
 
+_LISTENER = frozenset({"you", "you've", "you'd", "you're", "you'll"})
+
 
 def _frame_at_start(clause: str) -> bool:
-    """True when the clause opens with another person's reporting frame ("my mom thinks")."""
+    """True when the clause opens with a third person's reporting frame ("my mom thinks"): not
+    the speaker's own ("I still can't believe"), not the listener's ("do you think ...?", "you
+    said"), and not a question."""
     words = clause.split()
+    if clause.rstrip().endswith("?"):
+        return False
     for n in range(2, min(len(words), 6) + 1):
-        head = " ".join(words[:n])
-        frame = REPORTED.search(head)
+        frame = REPORTED.search(" ".join(words[:n]))
         if frame is not None and frame.start() == 0:
-            return not FIRST_PERSON & set(frame.group(1).lower().split())
+            return not (FIRST_PERSON | _LISTENER) & set(frame.group(1).lower().split())
     return False
 
 

@@ -87,6 +87,8 @@ def said(text: str, subject: str = "user") -> Said:
         ("Anna said that I love jazz. I don't, though.", EpisodeSource.STATED),
         ("I still can't believe I won.", EpisodeSource.STATED),
         ("I gotta say the movie was great.", EpisodeSource.STATED),
+        ("What do you think is the hardest part of this game?", EpisodeSource.STATED),
+        ("You said that I should rest more.", EpisodeSource.STATED),
         ("My blood type is O negative.", EpisodeSource.STATED),
     ],
 )
