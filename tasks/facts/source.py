@@ -2,11 +2,13 @@
 
 A turn is `third_party` when it holds another's words (a quotation, a forwarded or `>`-quoted
 text, text after "Anna wrote:", or a statement under another's reporting frame: "Anna said
-that I love jazz") and none of the speaker's own: every clause outside the quoted parts is an
-attribution ("Anna wrote:") or a third person's reporting frame (`tasks.facts.patterns.hearsay`'s
-frame, whose few words before the verb hold no I or we, nor the listener's "you"; a question is
-never one). Otherwise it is `stated`. The knowledge
-stage records it on the episode and then stores no fact about the speaker from such a turn.
+that I love jazz") and none of the speaker's own: every clause outside the quoted parts is a
+third person's reporting frame, with or without what they said ("Anna wrote:"): the frame of
+`tasks.facts.patterns.hearsay`, whose few words before the verb hold no I or we, nor the
+listener's "you", with a finite verb ("let's say" reports nothing); a question is never one.
+Otherwise it is `stated`: a request before a pasted text ("Elaborate on this: ...") is the
+speaker's own. The knowledge stage records it on the episode and then stores no fact about the
+speaker from such a turn.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from tasks.directives import quoted_parts, unquoted
 from tasks.facts.patterns import FIRST_PERSON, REPORTED, Said, clauses
 
 _LISTENER = frozenset({"you", "you've", "you'd", "you're", "you'll"})
+_NOT_FINITE = frozenset(
+    {"to", "let's", "lets", "let", "would", "will", "can", "could", "should", "must", "might"}
+)
+"""The word before a reporting verb that makes it no report of what someone said."""
 
 
 def _frame_at_start(clause: str) -> bool:
@@ -31,12 +37,18 @@ def _frame_at_start(clause: str) -> bool:
     for n in range(2, min(len(words), 6) + 1):
         frame = REPORTED.search(" ".join(words[:n]))
         if frame is not None and frame.start() == 0:
-            return not (FIRST_PERSON | _LISTENER) & set(frame.group(1).lower().split())
+            before = frame.group(1).lower().split()
+            if before[-1] in _NOT_FINITE:
+                return False  # "let's say", "true to say", "I would say": no report
+            return not (FIRST_PERSON | _LISTENER) & set(before)
     return False
 
 
 def _another_s(clause: str) -> bool:
-    return clause.rstrip().endswith(":") or _frame_at_start(clause)
+    """A clause of another's: a third person's reporting frame, with or without what they said
+    ("Anna said that ...", "Anna wrote:"); a request before a colon ("Elaborate on this:") is
+    the speaker's own."""
+    return _frame_at_start(clause.rstrip().rstrip(":"))
 
 
 def turn_source(said: Said) -> EpisodeSource:

@@ -89,6 +89,15 @@ def said(text: str, subject: str = "user") -> Said:
         ("I gotta say the movie was great.", EpisodeSource.STATED),
         ("What do you think is the hardest part of this game?", EpisodeSource.STATED),
         ("You said that I should rest more.", EpisodeSource.STATED),
+        (
+            'Elaborate on this: "Germany\'s aggressive expansionism and territorial ambitions"',
+            EpisodeSource.STATED,
+        ),
+        (
+            "Can you tell me more about the Spider-Man: Miles Morales game? I'm curious.",
+            EpisodeSource.STATED,
+        ),
+        ("Lets say there are 88 million acres and 5.8 percent are lost", EpisodeSource.STATED),
         ("My blood type is O negative.", EpisodeSource.STATED),
     ],
 )
