@@ -183,7 +183,9 @@ def _read_months_and_years(low: str, now: datetime, found: _Found) -> None:
             if not before.endswith(("in ", "of ")):
                 continue  # the verb "may"
         month = MONTHS[word[:3]]
+        found.relative = m.group(1) is not None  # "last May" is placed against now, "in May" not
         found.add(m, _month_window(_month_year(m, month, now, _past(low, m)), month, m.group(0)))
+    found.relative = False
     for m in re.finditer(r"\b(?:in|during|of|since|by|around|circa)\s+((?:19|20)\d{2})\b", low):
         year = int(m.group(1))
         found.add(

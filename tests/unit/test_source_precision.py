@@ -67,6 +67,8 @@ def test_time_windows_say_whether_they_are_placed_against_now() -> None:
     }
     assert relative == {"last week": True, "in the spring": False}
     assert [w.relative for w in parse_time("this summer", NOW).windows] == [True]
+    assert [w.relative for w in parse_time("last May", NOW).windows] == [True]
+    assert [w.relative for w in parse_time("in May 2024", NOW).windows] == [False]
     (around,) = parse_time("around 2019", NOW).windows
     assert (around.start.year, around.end.year, around.relative) == (2019, 2020, False)
 
