@@ -122,6 +122,7 @@ def fact_rows(facts: list[Any], sources: dict[str, list[str]]) -> list[dict[str,
             "confidence": f.confidence,
             "grounding": f.grounding,
             "sources": sources.get(f.uid, []),
+            "precision": f.precision.value,
         }
         for f in facts
     ]

@@ -18,14 +18,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bumped whenever a constraint, table or collection changes (in this module or in a backend's
 DDL); stores refuse a newer one and migrate an older one in `setup()`. Version 2: the episodes'
 (tenant, content_hash) uniqueness is gone (an episode's identity is its source, `episode_uid`);
 facts are typed and bi-temporal, with subjects and causes; semantic features. Version 3: an
 episode can be pinned; episodes retrieved together are linked (CO_RETRIEVED, with a weight).
 Version 4: a concept's narrative loop names the emotion that recurs with it (`loop_emotion`).
-Version 5: episodes no longer carry a `content_hash` (nothing read it)."""
+Version 5: episodes no longer carry a `content_hash` (nothing read it). Version 6: an episode
+records its source (`EpisodeSource`) and a fact its temporal precision (`FactPrecision`); older
+facts take `unbounded` when their attribute is timeless by nature (`TIMELESS_ATTRIBUTES`), else
+`relative`."""
 
 UID_NAMESPACE = uuid.UUID("6f1c7c1e-3a0b-5c7e-9a53-6d6e656d6501")
 """uuid5 namespace for deterministic ids (vector points, derivatives)."""
@@ -149,6 +152,70 @@ class FactKind(StrEnum):
     """A standing request about how the agent should behave ("keep answers short")."""
 
 
+class EpisodeSource(StrEnum):
+    """Where an episode's words came from (docs/adr/0145-source-and-precision.md)."""
+
+    STATED = "stated"
+    """The user's own words about themselves or the world (every turn, unless bookkeeping finds
+    otherwise)."""
+    THIRD_PARTY = "third_party"
+    """Another person's words the user quoted, forwarded or reported ("Anna said that ..."):
+    bookkeeping stores no fact about the user from it."""
+    INFERRED = "inferred"
+    """What an application's agent wrote down itself (a `MnemeStore` item), not the user's words."""
+
+
+class FactPrecision(StrEnum):
+    """How precisely a fact is placed in time (`memory.knowledge.precision.precision_of`)."""
+
+    EXACT = "exact"
+    """A day of the calendar ("on 3 March 2024")."""
+    APPROXIMATE = "approximate"
+    """A wider span of the calendar ("in the spring of 2019", "around 2019")."""
+    RELATIVE = "relative"
+    """Placed against the turn's time: "last week", "two years ago", or a statement about the
+    present that holds as of the turn ("I live in Lisbon")."""
+    UNBOUNDED = "unbounded"
+    """Timeless by nature (`TIMELESS_ATTRIBUTES`): its stating turns do not decay in sleep."""
+
+
+TIMELESS_ATTRIBUTES: dict[FactKind, frozenset[str]] = {
+    FactKind.ATTRIBUTE: frozenset(
+        {
+            "birthday",
+            "birth_date",
+            "birthplace",
+            "origin",
+            "blood_type",
+            "allergy",
+            "allergies",
+            "native_language",
+            "mother_tongue",
+            "eye_colour",
+            "eye_color",
+        }
+    ),
+    FactKind.RELATIONSHIP: frozenset(
+        "mother father mom mum dad sister brother son daughter twin grandmother grandfather "
+        "aunt uncle cousin niece nephew".split()
+    ),
+}
+"""The attributes that hold for good once true, by the kind of fact that states them: a birth,
+a body's constants, a blood relation. Keys are `attribute_key`s."""
+
+
+def attribute_key(attribute: str) -> str:
+    """An attribute as `TIMELESS_ATTRIBUTES` keys it: the part before any `:`, lower case,
+    words joined by `_` ("Blood type" -> `blood_type`, "allergy:nuts" -> `allergy`)."""
+    head = attribute.split(":", 1)[0].strip().lower()
+    return re.sub(r"[\s\-]+", "_", head)
+
+
+def is_timeless(kind: FactKind, attribute: str) -> bool:
+    """True when a fact of this kind and attribute is timeless by nature."""
+    return attribute_key(attribute) in TIMELESS_ATTRIBUTES.get(kind, frozenset())
+
+
 USER_SUBJECT = "user"
 """The `Fact.subject` of what the user says about themselves in an agent conversation."""
 
@@ -218,6 +285,8 @@ class Episode(Record):
     salience: float = 0.5
     pinned: bool = False
     """Pinned by the user or an app: never archived, expired or forgotten; does not decay."""
+    source: EpisodeSource = EpisodeSource.STATED
+    """Where its words came from: the user's own, another person's, or an app's agent's."""
 
 
 class NewEpisode(Record):
@@ -231,6 +300,7 @@ class NewEpisode(Record):
     created_at: datetime = Field(default_factory=utcnow)
     status: EpisodeStatus = EpisodeStatus.PENDING
     ess: ESS | None = None
+    source: EpisodeSource = EpisodeSource.STATED
 
     @property
     def content(self) -> str:
@@ -332,6 +402,9 @@ class Fact(Record):
     found in the source window); facts under `GROUNDING_MIN` are never shown to a reply."""
     concepts: tuple[str, ...] = ()
     """Key concepts (a few words each), indexed with the text."""
+    precision: FactPrecision = FactPrecision.RELATIVE
+    """How precisely it is placed in time; an `unbounded` (timeless) fact's stating turns do not
+    decay in sleep."""
 
 
 class Cause(Record):

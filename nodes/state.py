@@ -193,6 +193,8 @@ class Found(TypedDict):
     """For a fact: its kind, subject, attribute, validity, successor and grounding."""
     rank: NotRequired[int]
     """On a memory the rerank kept: its place in the rerank order (1 is the best)."""
+    said: str
+    """Where its words came from: stated (the user's own), third_party or inferred."""
     detail: NotRequired[str]
     """On a memory the reply used: how the prompt showed it (detailed, brief, or fact)."""
 

@@ -44,7 +44,9 @@ from memory.schema import (
     VECTOR_KINDS,
     Belief,
     Episode,
+    EpisodeSource,
     Fact,
+    FactPrecision,
     GoalStatus,
     episode_uid,
     new_uid,
@@ -166,6 +168,8 @@ class FactView(_Model):
     confidence: float
     grounding: float
     sources: list[str]
+    precision: str = FactPrecision.RELATIVE.value
+    """How precisely it is placed in time: exact, approximate, relative or unbounded (timeless)."""
 
 
 class BeliefView(_Model):
@@ -271,6 +275,8 @@ class ExportedEpisode(_Model):
     created_at: datetime
     ess: ESS | None = None
     pinned: bool = False
+    source: EpisodeSource = EpisodeSource.STATED
+    """Where its words came from: stated (the user's own), third_party, inferred (an app's)."""
     proof: str | None = Field(
         default=None,
         description="Proof that this installation exported this uid from this user "
@@ -331,6 +337,7 @@ def fact_view(fact: Fact, sources: Sequence[str]) -> FactView:
         uid=fact.uid,
         text=fact.text,
         kind=fact.kind.value,
+        precision=fact.precision.value,
         subject=fact.subject,
         attribute=fact.attribute,
         value=fact.value,
@@ -691,6 +698,7 @@ class Memory:
                 agent_text=ep.agent_text,
                 created_at=ep.created_at,
                 ess=ep.ess,
+                source=ep.source,
             )
             result.uids.append(done.uid)
             given[ep.uid] = done.uid
@@ -901,6 +909,7 @@ class Memory:
                     created_at=e.created_at,
                     ess=e.ess,
                     pinned=e.pinned,
+                    source=e.source,
                     proof=uid_proof(key, tenant, e.uid),
                 )
                 for e in episodes

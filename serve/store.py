@@ -13,7 +13,7 @@ store=...)` or langmem's memory tools can keep their long-term memory in mneme.
   U+FFFD) are the episode's text, in a thread named by the namespace, with a uid derived from (tenant,
   namespace, key). A put writes it through mneme's durable write path and queues its
   bookkeeping, so items become facts and searchable fragments like any turn, and the agent's own
-  retrieval finds them. Putting a key again replaces the item (the old episode and what was
+  retrieval finds them. Its source is `inferred`: an agent wrote it down, the user did not say it. Putting a key again replaces the item (the old episode and what was
   derived from it alone are deleted first); `delete` does the same without a new one.
 - **search(query=...) is mneme's retrieval** over the tenant's memory, keeping the items under
   the namespace prefix, scored by retrieval (best first); an item is found once its bookkeeping
@@ -50,7 +50,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
-from memory.schema import Episode, stable_uid
+from memory.schema import Episode, EpisodeSource, stable_uid
 from memory.services import get_services
 from memory.tenant import InvalidTenant, TenantId, tenant_id
 from memory.write.episodes import remember
@@ -261,6 +261,7 @@ class MnemeStore(AsyncBatchedBaseStore):
             thread_id=_thread(op.namespace),
             user_text=text,
             uid=uid,
+            source=EpisodeSource.INFERRED,  # what an app's agent wrote down, not the user's words
         )
         self.memory.services.bookkeeping.submit(tenant, uid)
 

@@ -234,6 +234,8 @@ def answer(memory: dict[str, Any], question: str, now: datetime) -> str:
     said = best_sentence(body, question)
     if not said:
         return NOTHING
+    if memory.get("said") == "third_party":  # another's words: quoted as they were, not as yours
+        return _sentence_end(f'{when} you passed on someone else\'s words: "{said}"')
     if speaker:
         return _sentence_end(f'{when} {speaker} said: "{said}"')
     if _FIRST.search(said):

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.knowledge.precision import precision_of
 from memory.knowledge.rules import (
     Proposition,
     conflicts,
@@ -262,6 +263,7 @@ def _fact_of(p: Proposition, uid: str, episode: Episode, replaced: Sequence[Fact
         learned_at=said,
         grounding=p.grounding,
         concepts=tuple(p.concepts),
+        precision=precision_of(p.kind, attribute, p.text, episode.user_text, said),
     )
 
 

@@ -61,6 +61,9 @@ class Candidate:
     fact: dict[str, Any] | None = None
     """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
     found (`via`)."""
+    said: str = "stated"
+    """Where the episode's words came from (`memory.schema.EpisodeSource`; a fact: its first
+    source's): the reply labels another person's words and an app's notes as such."""
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly copy (datetimes as ISO strings)."""

@@ -5,8 +5,8 @@ The lowest-utility episodes older than an hour, in batches, are classified KEEP 
 stores; a faded one, salience < 0.1, leaves a reverie). The classifier is the LLM when there is
 one (`tasks.forgetting`), else utility thresholds. Whatever the classifier says, cornerstones and
 pinned episodes are never touched (a pin is re-read before each ARCHIVE and FORGET is applied)
-and an episode that is the only evidence of an active belief or the only source of a current
-fact is KEPT; the facts only a forgotten episode stated are deleted, facts it shared keep their
+and an episode that is the only evidence of an active belief, the only source of a current
+fact or a source of a current timeless fact (precision `unbounded`) is KEPT; the facts only a forgotten episode stated are deleted, facts it shared keep their
 other sources (and their vector is re-pointed at one). The decisions are applied through a
 crash-safe plan (`memory.sleep.plan`).
 """

@@ -5,8 +5,9 @@ any is applied, and a run first finishes a plan it finds. Each application is or
 every intermediate state is consistent for `mneme doctor`: an episode is marked archived before
 its vectors go, and its vectors and fact points go before its graph node. Whatever the plan
 says, an episode pinned since it was made is left alone, and one that has become the only
-evidence of an active belief or the only source of a current fact is kept (re-checked one by
-one: forgetting one episode can leave another the only evidence).
+evidence of an active belief, the only source of a current fact or a source of a current
+timeless fact is kept (re-checked one by one: forgetting one episode can leave another the only
+evidence).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Salience (how much a memory matters):
 
-    base = exp(-age_days / 365)                  (1 for a cornerstone, a pinned episode or the
-                                                  only evidence of what memory holds true)
+    base = exp(-age_days / 365)                  (1 for a cornerstone, a pinned episode, the
+                                                  only evidence of what memory holds true or a
+                                                  source of a timeless fact)
     resistance = min(3 * identity + 2 * emotion, 1)
     effective = base + resistance * (1 - base)
     salience = effective * (1 + ln(access + 1) + novelty + 0.5 * ln(connections + 1)) / 4
@@ -132,8 +133,9 @@ def episode_salience(
 ) -> float:
     """The salience of `episode` at `now`, with its number of graph connections. What sleep
     protects does not decay, like a cornerstone: a pinned episode, and with `sole_evidence` the
-    only evidence of an active belief or the only source of a current fact (so a protected turn
-    stays above retrieval's salience floor however old it grows)."""
+    only evidence of an active belief, the only source of a current fact or a source of a
+    current timeless fact (`EpisodeStore.sole_evidence`), so a protected turn stays above
+    retrieval's salience floor however old it grows."""
     return salience(
         _days(episode.created_at, now),
         episode.access_count,

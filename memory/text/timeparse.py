@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 __all__ = ["TimeWindow", "Resolution", "parse_time", "format_day"]
@@ -54,6 +54,9 @@ class TimeWindow:
     end: datetime
     expression: str
     """The words it was read from."""
+    relative: bool = False
+    """Read from words placed against `now` ("last week", "3 days ago", "this summer"), not
+    from the calendar ("on 7 May", "in the spring of 2019", "in 2022")."""
 
     def contains(self, when: datetime) -> bool:
         """True if `when` (aware, any zone) falls in the window."""
@@ -142,6 +145,8 @@ class _Found:
     def __init__(self) -> None:
         self.windows: list[TimeWindow] = []
         self.spans: list[tuple[int, int]] = []
+        self.relative = False
+        """Whether the expressions being read are placed against `now`."""
 
     def add(self, match: re.Match[str], window: TimeWindow | None) -> None:
         """Keep `window` unless a more specific expression already covers `match`."""
@@ -150,7 +155,7 @@ class _Found:
         if any(s <= match.start() < e or s < match.end() <= e for s, e in self.spans):
             return  # covered by a more specific expression already read
         self.spans.append((match.start(), match.end()))
-        self.windows.append(window)
+        self.windows.append(replace(window, relative=self.relative))
 
 
 def _read_dates(low: str, now: datetime, found: _Found) -> None:
@@ -178,8 +183,10 @@ def _read_months_and_years(low: str, now: datetime, found: _Found) -> None:
             if not before.endswith(("in ", "of ")):
                 continue  # the verb "may"
         month = MONTHS[word[:3]]
+        found.relative = m.group(1) is not None  # "last May" is placed against now, "in May" not
         found.add(m, _month_window(_month_year(m, month, now, _past(low, m)), month, m.group(0)))
-    for m in re.finditer(r"\b(?:in|during|of|since|by)\s+((?:19|20)\d{2})\b", low):
+    found.relative = False
+    for m in re.finditer(r"\b(?:in|during|of|since|by|around|circa)\s+((?:19|20)\d{2})\b", low):
         year = int(m.group(1))
         found.add(
             m,
@@ -213,6 +220,7 @@ def _read_relative(low: str, now: datetime, found: _Found) -> None:
     """Expressions relative to `now`: "3 days ago", "yesterday", "last week", "last Friday",
     "this summer", "recently"."""
     today = _day(now)
+    found.relative = True
     for m in re.finditer(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", low):
         found.add(m, _ago(_count(m.group(1)), m.group(2), today, m.group(0)))
     for m in re.finditer(
@@ -232,7 +240,9 @@ def _read_relative(low: str, now: datetime, found: _Found) -> None:
         low,
     ):
         year = int(m.group(3)) if m.group(3) else None
+        found.relative = m.group(1) is not None  # "last summer"; "in the summer": the calendar's
         found.add(m, _season(m.group(1), m.group(2), year, now, m.group(0)))
+    found.relative = True
     # "recently", "lately": the last month
     for m in re.finditer(r"\b(recently|lately|these days)\b", low):
         found.add(m, TimeWindow(today - timedelta(days=31), today + timedelta(days=1), m.group(0)))

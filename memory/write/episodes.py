@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from memory.schema import (
     ESS,
     Episode,
+    EpisodeSource,
     EpisodeStatus,
     NewEpisode,
     VectorKind,
@@ -95,6 +96,7 @@ async def remember(
     at: datetime | None = None,
     ess: ESS | None = None,
     uid: str | None = None,
+    source: EpisodeSource = EpisodeSource.STATED,
 ) -> RememberResult:
     """Persist a turn as a `pending` episode in one small transaction and return its uid.
 
@@ -104,7 +106,8 @@ async def remember(
     here that differs from the stored one) it raises `Conflict` and writes nothing. The same
     words under another uid are another episode. A turn that breaks a limit of
     `memory.write.limits` (the tenant rule, the message size, a time later than now plus
-    `FUTURE_SKEW`, ...) raises `InvalidInput` and writes nothing.
+    `FUTURE_SKEW`, ...) raises `InvalidInput` and writes nothing. `source`: where its words
+    came from (`EpisodeSource`; bookkeeping may find a stated turn to be another's words).
     """
     try:
         tenant_id(tenant)  # the one tenant rule; refused, never cleaned
@@ -126,6 +129,7 @@ async def remember(
         agent_text=agent_text,
         created_at=as_utc(at) if at else utcnow(),
         ess=ess,
+        source=source,
     )
     result = await services.graph.episodes.create(episode)
     if result.duplicate:

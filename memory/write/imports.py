@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory.schema import ESS, stable_uid
+from memory.schema import ESS, EpisodeSource, stable_uid
 from memory.write.episodes import RememberResult, remember
 
 if TYPE_CHECKING:
@@ -109,6 +109,7 @@ async def import_turn(
     agent_text: str,
     created_at: datetime,
     ess: ESS | None,
+    source: EpisodeSource = EpisodeSource.STATED,
 ) -> RememberResult:
     """Write one exported turn as `tenant`'s through the write path, under the uid
     `imported_uid` gives it (reads only `tenant`'s memory)."""
@@ -122,4 +123,5 @@ async def import_turn(
         at=created_at,
         ess=ess,
         uid=imported_uid(key, tenant, uid, proof, owned),
+        source=source,
     )

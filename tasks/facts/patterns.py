@@ -272,7 +272,7 @@ def requests_of(said: Said) -> list[str]:
     return [c for c in clauses(said.text) if user_request(c, said)]
 
 
-_REPORTED = re.compile(
+REPORTED = re.compile(
     r"(?i)((?:[\w']+[ \t]+){0,3}[\w']+)[ \t]+"
     r"(?:says?|said|thinks?|thought|believes?|believed|claims?|claimed|insists?|insisted|"
     r"reckons?|swears?|swore|wrote|writes|told\s+me|tells\s+me|texted|messaged|e-?mailed)"
@@ -281,7 +281,7 @@ _REPORTED = re.compile(
 """A reporting frame just before a statement ("Anna said that ...", "my mom thinks ..."), with
 the few words before its verb: the speaker's own when one of them is "I" or "we" ("I still
 can't believe", "I gotta say")."""
-_FIRST_PERSON = frozenset({"i", "we", "i've", "we've", "i'd", "we'd", "i'm", "we're", "i'll"})
+FIRST_PERSON = frozenset({"i", "we", "i've", "we've", "i'd", "we'd", "i'm", "we're", "i'll"})
 
 
 def hearsay(match: re.Match[str], said: Said) -> bool:
@@ -292,8 +292,8 @@ def hearsay(match: re.Match[str], said: Said) -> bool:
     speaker is theirs, so no first-person fact is made of it."""
     if is_quoted(match.group(0), said.text):
         return True
-    frame = _REPORTED.search(match.string[: match.start()])
-    return frame is not None and not _FIRST_PERSON & set(frame.group(1).lower().split())
+    frame = REPORTED.search(match.string[: match.start()])
+    return frame is not None and not FIRST_PERSON & set(frame.group(1).lower().split())
 
 
 def heuristic_facts(said: Said) -> list[ExtractedFact]:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from memory.schema import SCHEMA_VERSION, USER_SUBJECT, Fact, FactKind
+from memory.schema import (
+    SCHEMA_VERSION,
+    USER_SUBJECT,
+    EpisodeSource,
+    Fact,
+    FactKind,
+    FactPrecision,
+)
 from memory.stores.base import GraphStore
 from memory.stores.sqlite import SqliteGraphStore
 
@@ -215,3 +222,96 @@ async def test_a_fact_node_of_version_1_reads_with_the_defaults(graph: GraphStor
             )
         await driver.close()
     await check_old_fact(graph)
+
+
+V5_FACTS = [
+    Fact(uid="f-blood", tenant="t1", text="blood type O", valid_from=T0, attribute="Blood type"),
+    Fact(
+        uid="f-sister",
+        tenant="t1",
+        text="the user's sister is Carla",
+        valid_from=T0,
+        kind=FactKind.RELATIONSHIP,
+        attribute="sister",
+    ),
+    Fact(uid="f-home", tenant="t1", text="lives in Lisbon", valid_from=T0, attribute="home"),
+    Fact(
+        uid="f-allergy",
+        tenant="t1",
+        text="allergic to nuts",
+        valid_from=T0,
+        attribute="allergy:nuts",
+    ),
+]
+V5_PRECISION = {
+    "f-blood": FactPrecision.UNBOUNDED,
+    "f-sister": FactPrecision.UNBOUNDED,
+    "f-home": FactPrecision.RELATIVE,
+    "f-allergy": FactPrecision.UNBOUNDED,
+}
+"""What schema 6 makes of schema 5's facts: timeless by their kind and attribute, else relative."""
+
+
+async def write_v5_records(store: GraphStore) -> None:
+    for minute, uid in enumerate("abc"):
+        await store.episodes.create(new_episode("t1", f"turn {uid}", minute, uid=uid))
+    for fact in V5_FACTS:  # a and b state every fact, c only the home: no turn is a sole source
+        await store.facts.add(fact, "a")
+        await store.facts.cite("t1", fact.uid, "b")
+    await store.facts.cite("t1", "f-home", "c")
+
+
+async def check_v6(store: GraphStore) -> None:
+    assert await store.schema_version() == SCHEMA_VERSION
+    episode = await store.episodes.get("t1", "a")
+    assert episode is not None and episode.source is EpisodeSource.STATED
+    facts = {f.uid: f.precision for f in await store.facts.get_many("t1", list(V5_PRECISION))}
+    assert facts == V5_PRECISION
+    # What sleep reads: a and b state current timeless facts, c only a fact of the present.
+    assert await store.episodes.sole_evidence("t1", ["a", "b", "c"]) == {"a", "b"}
+
+
+async def test_sqlite_v5_file_gains_sources_and_precisions(tmp_path: Path) -> None:
+    """Schema 5 -> 6: episodes get their source (stated), facts their temporal precision from
+    their kind and attribute."""
+    path = tmp_path / "v5.sqlite3"
+    store = SqliteGraphStore(path)
+    await store.setup()
+    await write_v5_records(store)
+    await store.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("ALTER TABLE episodes DROP COLUMN source")
+        conn.execute("ALTER TABLE facts DROP COLUMN precision")
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    finally:
+        conn.close()
+    store = SqliteGraphStore(path)
+    try:
+        assert await store.schema_version() == 5
+        await store.setup()
+        await check_v6(store)
+        await store.setup()  # idempotent on a migrated file
+        await check_v6(store)
+    finally:
+        await store.close()
+
+
+@pytest.mark.neo4j
+async def test_neo4j_v5_nodes_gain_sources_and_precisions(neo4j_graph: GraphStore) -> None:
+    store = neo4j_graph
+    await write_v5_records(store)
+    await store._query(  # type: ignore[attr-defined]
+        "MATCH (e:Episode {uid: 'a'}) REMOVE e.source WITH 1 AS one "
+        "MATCH (f:Fact {tenant: 't1'}) REMOVE f.precision WITH 1 AS two "
+        "MATCH (m:MnemeMeta {key: 'schema_version'}) SET m.value = 5",
+        {},
+        write=True,
+        lazy_setup=False,
+    )
+    rows = await store._query(  # type: ignore[attr-defined]
+        "MATCH (f:Fact {tenant: 't1'}) RETURN f.precision AS p", {}, write=False
+    )
+    assert {r["p"] for r in rows} == {None}
+    await store.setup()
+    await check_v6(store)

@@ -263,22 +263,35 @@ async def test_erase_leaves_nothing_of_that_user_in_either_store(services: Servi
 async def test_export_erase_import_gives_the_same_memory(services: Services) -> None:
     mem = Memory(services)
     uids = await tell_scored(services, "ada")
+    for day, text in [
+        (200, "My blood type is O negative."),
+        (201, "Yusuf said that I never listen."),
+    ]:
+        uids += (await mem.add("ada", text, when=T0 + timedelta(days=day), thread="more")).uids
+    await mem.flush()
     await tell_scored(services, "bob")
     questions = ["Where do I live?", "What is my job?", "does exercise help mood?", "brother"]
 
     async def state(user: str) -> tuple[object, ...]:
+        episodes = await services.graph.episodes.get_many(user, uids)
+        sources = sorted((e.uid, e.source.value) for e in episodes)
         facts = [f.model_dump() for f in await mem.facts(user, history=True)]
         beliefs = [
             (b.topic, b.statement, round(b.valence, 9), round(b.confidence, 9), b.evidence_count)
             for b in await mem.beliefs(user)
         ]
         searches = [[(h.uid, h.score) for h in await mem.search(user, q)] for q in questions]
-        return facts, beliefs, searches
+        return sources, facts, beliefs, searches
 
     before = await state("ada")
-    assert before[0] and before[1] and all(before[2])
+    assert before[1] and before[2] and all(before[3])
     exported = await mem.export("ada")
     assert [e.uid for e in exported.episodes] == uids
+    # where each turn came from and how precisely each fact sits in time travel with them
+    assert [e.source.value for e in exported.episodes][-2:] == ["stated", "third_party"]
+    precisions = {f.text: f.precision for f in exported.facts}
+    assert precisions["The user's blood type is O negative."] == "unbounded"
+    assert not any("listen" in f.text for f in exported.facts)  # Yusuf's claim: not the user's fact
     assert exported.facts and exported.beliefs
     document = exported.model_dump(mode="json")  # what a caller would store
 

@@ -25,6 +25,7 @@ FACT_KEYS = {
     "confidence",
     "grounding",
     "sources",
+    "precision",
 }
 
 

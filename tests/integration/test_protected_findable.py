@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from memory.retrieval.recipes import get_recipe
-from memory.schema import Fact
+from memory.schema import Fact, FactPrecision
 from memory.services import Services
 from memory.sleep.levels import Level
 from serve.api import Memory
@@ -64,3 +64,43 @@ async def test_protected_turns_stay_findable_after_two_years_of_deep_sleep(
     if tram in episodes:
         assert episodes[tram].salience < FLOOR
         assert not await found(mem, "pro", QUESTIONS[2], tram)
+
+
+TIMELESS_STORY = [
+    (0, "My blood type is O negative."),  # timeless: a body's constant
+    (
+        1,
+        "Oh and again, my blood type is O negative.",
+    ),  # the same fact, so no turn is its only source
+    (2, "The tram was late again this morning."),  # a passing remark
+]
+
+
+async def test_a_timeless_fact_keeps_its_turns_findable_while_a_passing_remark_fades(
+    services: Services,
+) -> None:
+    """A fact timeless by nature (precision `unbounded`) is what its turns said for good: both
+    stay in search after two years of deep sleeps, though neither is its only source (so the
+    sole-evidence rule alone would let forgetting take one); a passing remark of the same age
+    falls under the floor and leaves search."""
+    mem = Memory(services)
+    blood, again, tram = uids = await tell(services, "tl", TIMELESS_STORY)
+    (fact,) = await services.graph.facts.list("tl")
+    assert fact.attribute == "blood type" and fact.precision is FactPrecision.UNBOUNDED
+    assert set(await services.graph.facts.sources("tl", fact.uid)) == {blood, again}
+    assert await services.graph.episodes.sole_evidence("tl", uids) == {blood, again}
+    questions = {blood: "What is my blood type?", again: "What is my blood type?"}
+    questions[tram] = "Was the tram late this morning?"
+    for uid in uids:
+        assert await found(mem, "tl", questions[uid], uid), "found before any sleep"
+
+    for month in range(2, 25, 2):
+        await sleep(services, "tl", Level.DEEP, T0 + timedelta(days=30.5 * month))
+
+    episodes = {e.uid: e for e in await services.graph.episodes.get_many("tl", uids)}
+    for uid in (blood, again):
+        assert episodes[uid].salience >= FLOOR, (uid, episodes[uid].salience)
+        assert await found(mem, "tl", questions[uid], uid)
+    if tram in episodes:  # forgetting may have taken it
+        assert episodes[tram].salience < FLOOR
+        assert not await found(mem, "tl", questions[tram], tram)

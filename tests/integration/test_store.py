@@ -23,6 +23,7 @@ from langgraph.store.base import (
 )
 
 from graph.bookkeeping import run_episode
+from memory.schema import EpisodeSource
 from memory.services import Services
 from serve.api import Memory
 from serve.store import MnemeStore
@@ -180,6 +181,10 @@ async def test_search_uses_mneme_retrieval(services: Services, store: MnemeStore
     # The items are the user's memories: the Python API finds them too.
     found = await Memory(services).search("ada", "green tea")
     assert "green tea" in found[0].text
+    # An app's agent wrote them down; the user did not say them (even in the first person).
+    (hit,) = await Memory(services).search("ada", "green tea", k=1, kinds=("episode",))
+    tea = await services.graph.episodes.get("ada", hit.uid)
+    assert tea is not None and tea.source is EpisodeSource.INFERRED
 
 
 async def test_tenants_are_the_first_label_and_never_cross(

@@ -16,6 +16,7 @@ from memory.schema import (
     ESS,
     STATUS_ORDER,
     Episode,
+    EpisodeSource,
     EpisodeStatus,
     Neighbour,
     NewEpisode,
@@ -249,6 +250,11 @@ class EpisodeStore(KindStore):
     async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
         """Store the Evidence Strength Score of an episode."""
 
+    @abstractmethod
+    async def set_source(self, tenant: str, uid: str, source: EpisodeSource) -> None:
+        """Record where an episode's words came from (nothing happens for a uid not the
+        tenant's)."""
+
     async def update_scores(
         self,
         tenant: str,
@@ -331,8 +337,10 @@ class EpisodeStore(KindStore):
         """Edge counts of the existing episodes among the distinct, non-empty `uids`."""
 
     async def sole_evidence(self, tenant: str, uids: Sequence[str]) -> set[str]:
-        """The episodes among `uids` that are the only evidence episode of a belief with
-        confidence above 0, or the only episode stating a current (not superseded) fact."""
+        """The episodes among `uids` that sleep protects as evidence: the only evidence episode
+        of a belief with confidence above 0, the only episode stating a current (not superseded)
+        fact, or an episode stating a current timeless fact (precision `unbounded`), whose
+        words stay true however old they grow."""
         wanted = distinct(uids)
         return await self._sole_evidence(tenant, wanted) if wanted else set()
 

@@ -24,6 +24,9 @@ WHERE EXISTS {
     MATCH (e)-[:STATES]->(f:Fact)
     WHERE f.tenant = $tenant AND f.superseded_by IS NULL
       AND NOT EXISTS { MATCH (o:Episode)-[:STATES]->(f) WHERE o <> e }
+  } OR EXISTS {
+    MATCH (e)-[:STATES]->(f:Fact)
+    WHERE f.tenant = $tenant AND f.superseded_by IS NULL AND f.precision = 'unbounded'
   }
 RETURN DISTINCT e.uid AS uid
 """

@@ -12,7 +12,15 @@ from typing import Any
 from neo4j import AsyncTransaction
 from neo4j.exceptions import ConstraintError
 
-from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, episode_content
+from memory.schema import (
+    ESS,
+    TIMELESS_ATTRIBUTES,
+    Episode,
+    EpisodeSource,
+    EpisodeStatus,
+    Neighbour,
+    episode_content,
+)
 from memory.stores.errors import uid_taken
 from memory.stores.graph.concepts import Groups
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
@@ -38,11 +46,24 @@ SCHEMA: tuple[str, ...] = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("DROP CONSTRAINT episode_hash IF EXISTS",),
     4: ("MATCH (e:Episode) WHERE e.content_hash IS NOT NULL REMOVE e.content_hash",),
+    5: (
+        "MATCH (e:Episode) WHERE e.source IS NULL SET e.source = 'stated'",
+        *(
+            "MATCH (f:Fact) WHERE f.precision IS NULL SET f.precision = CASE WHEN "
+            f"f.kind = '{kind.value}' AND toLower(replace(replace(trim(split(f.attribute, ':')[0]), "
+            f"' ', '_'), '-', '_')) IN {sorted(keys)!r} THEN 'unbounded' ELSE null END"
+            for kind, keys in TIMELESS_ATTRIBUTES.items()
+        ),
+        "MATCH (f:Fact) WHERE f.precision IS NULL SET f.precision = 'relative'",
+    ),
 }
 """Schema n -> n+1 statements: 1 -> 2 drops the (tenant, content_hash) uniqueness; 2 -> 3 needs
 none (an episode node without `pinned` reads as not pinned; CO_RETRIEVED is a new edge), nor
 3 -> 4 (a concept node without `loop_emotion` reads as none); 4 -> 5 removes the episodes'
-`content_hash`, which nothing read."""
+`content_hash`, which nothing read; 5 -> 6 gives every episode its source (`stated`) and every
+fact its temporal precision (`unbounded` when its kind and attribute are timeless by nature,
+`TIMELESS_ATTRIBUTES`, else `relative`). The statements are built from our own constants, never
+from input."""
 
 _FIND_TENANT = "MATCH (d:Episode {uid: $uid}) RETURN d.tenant AS tenant"
 
@@ -353,6 +374,11 @@ class Neo4jEpisodes(Neo4jKind, EpisodeStore):
     async def set_ess(self, tenant: str, uid: str, ess: ESS) -> None:
         """Store the Evidence Strength Score of an episode."""
         props = field_props(Episode, "ess", ess)
+        await self._write(_SET_PROPS, tenant=tenant, uid=uid, props=props)
+
+    async def set_source(self, tenant: str, uid: str, source: EpisodeSource) -> None:
+        """Record where an episode's words came from."""
+        props = field_props(Episode, "source", source)
         await self._write(_SET_PROPS, tenant=tenant, uid=uid, props=props)
 
     async def _update_scores(

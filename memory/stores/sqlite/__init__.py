@@ -54,6 +54,13 @@ def _migrate_v4(conn: connection.Conn) -> None:
         conn.execute("ALTER TABLE episodes DROP COLUMN content_hash")
 
 
+def _migrate_v5(conn: connection.Conn) -> None:
+    """Schema 5 -> 6: an episode's source (`stated` for every existing one), a fact's temporal
+    precision."""
+    connection.add_columns(conn, [("episodes", "source TEXT NOT NULL DEFAULT 'stated'")])
+    facts.migrate_v5(conn)
+
+
 class SqliteGraphStore(connection.SqliteConnection, GraphStore):
     """GraphStore over one SQLite file (WAL, foreign keys), shareable by several processes."""
 
@@ -73,7 +80,13 @@ class SqliteGraphStore(connection.SqliteConnection, GraphStore):
         *coretrieval.DDL,
         *summaries.DDL,
     )
-    migrations = {1: _migrate_v1, 2: _migrate_v2, 3: _migrate_v3, 4: _migrate_v4}
+    migrations = {
+        1: _migrate_v1,
+        2: _migrate_v2,
+        3: _migrate_v3,
+        4: _migrate_v4,
+        5: _migrate_v5,
+    }
 
     def _compose(self) -> None:
         """One operations object per record kind, each over this store's connection."""

@@ -32,6 +32,11 @@ WHERE +s.tenant = :tenant AND +f.tenant = :tenant AND f.superseded_by IS NULL
   AND s.episode_uid IN (SELECT value FROM json_each(:uids))
   AND NOT EXISTS (SELECT 1 FROM states o
                   WHERE o.fact_uid = s.fact_uid AND o.episode_uid <> s.episode_uid)
+UNION
+SELECT DISTINCT s.episode_uid AS uid
+FROM states s JOIN facts f ON f.uid = s.fact_uid
+WHERE +s.tenant = :tenant AND +f.tenant = :tenant AND f.superseded_by IS NULL
+  AND f.precision = 'unbounded' AND s.episode_uid IN (SELECT value FROM json_each(:uids))
 """
 
 TERMS = """

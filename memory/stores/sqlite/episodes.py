@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from memory.schema import ESS, Episode, EpisodeStatus, Neighbour, episode_content
+from memory.schema import ESS, Episode, EpisodeSource, EpisodeStatus, Neighbour, episode_content
 from memory.stores.errors import uid_taken
 from memory.stores.graph.concepts import Groups
 from memory.stores.graph.episodes import CreateResult, EpisodeStore
@@ -35,7 +35,8 @@ DDL: tuple[str, ...] = (
         archived INTEGER NOT NULL DEFAULT 0,
         utility_score REAL NOT NULL DEFAULT 0,
         salience REAL NOT NULL DEFAULT 0.5,
-        pinned INTEGER NOT NULL DEFAULT 0
+        pinned INTEGER NOT NULL DEFAULT 0,
+        source TEXT NOT NULL DEFAULT 'stated'
     )""",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_time ON episodes (tenant, created_at, uid)",
     "CREATE INDEX IF NOT EXISTS episodes_tenant_status ON episodes (tenant, status)",
@@ -161,11 +162,9 @@ def _attach(conn: Conn, tenant: str, uid: str, agent_text: str) -> bool:
 
 
 def migrate_v1(conn: Conn) -> None:
-    """Schema 1 -> 2: rebuild `episodes` without the (tenant, content_hash) uniqueness.
-
-    SQLite cannot drop a constraint, so the table is copied (the 12-step ALTER TABLE recipe);
-    the caller has turned foreign keys off and holds the write transaction.
-    """
+    """Schema 1 -> 2: rebuild `episodes` without the (tenant, content_hash) uniqueness: SQLite
+    cannot drop a constraint, so the table is copied (the 12-step ALTER TABLE recipe); the
+    caller has turned foreign keys off and holds the write transaction."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes'").fetchone():
         return  # a file with no episodes table yet: the DDL creates it as version 2 makes it
     conn.execute(DDL[0].replace("IF NOT EXISTS episodes", "episodes_v2"))
@@ -224,8 +223,7 @@ def _delete(conn: Conn, tenant: str, uid: str) -> bool:
             return False
         pred = conn.execute("SELECT src FROM temporal_next WHERE dst = ?", (uid,)).fetchone()
         succ = conn.execute("SELECT dst FROM temporal_next WHERE src = ?", (uid,)).fetchone()
-        # ON DELETE CASCADE removes every edge of the episode (chain, topics, mentions, evidence,
-        # citations); topics, entities, beliefs and facts themselves stay.
+        # ON DELETE CASCADE removes every edge of the episode; the nodes it linked to stay.
         conn.execute("DELETE FROM episodes WHERE uid = ?", (uid,))
         if pred is not None and succ is not None:
             conn.execute(_LINK, (tenant, pred[0], succ[0]))
@@ -340,6 +338,11 @@ class SqliteEpisodes(SqliteKind, EpisodeStore):
             "UPDATE episodes SET ess = ? WHERE uid = ? AND tenant = ?",
             (encode(Episode, "ess", ess), uid, tenant),
         )
+
+    async def set_source(self, tenant: str, uid: str, source: EpisodeSource) -> None:
+        """Record where an episode's words came from."""
+        sql = "UPDATE episodes SET source = ? WHERE uid = ? AND tenant = ?"
+        await self._write(sql, (source.value, uid, tenant))
 
     async def _update_scores(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from memory.schema import Cause, Fact
+from memory.schema import TIMELESS_ATTRIBUTES, Cause, Fact
 from memory.stores.errors import uid_taken
 from memory.stores.graph.facts import FactFilter, FactStore
 from memory.stores.sqlite.connection import (
@@ -32,7 +32,8 @@ DDL: tuple[str, ...] = (
         value TEXT NOT NULL DEFAULT '',
         learned_at TEXT,
         grounding REAL NOT NULL DEFAULT 1.0,
-        concepts TEXT NOT NULL DEFAULT '[]'
+        concepts TEXT NOT NULL DEFAULT '[]',
+        precision TEXT NOT NULL DEFAULT 'relative'
     )""",
     "CREATE INDEX IF NOT EXISTS facts_tenant ON facts (tenant, valid_from)",
     "CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant, subject, attribute)",
@@ -76,6 +77,28 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 def migrate_v1(conn: Conn) -> None:
     """Schema 1 -> 2 for facts: the typed, bi-temporal columns (inside the setup transaction)."""
     add_columns(conn, MIGRATIONS)
+
+
+_KEY = (
+    "lower(replace(replace(trim(CASE WHEN instr(attribute, ':') > 0 THEN "
+    "substr(attribute, 1, instr(attribute, ':') - 1) ELSE attribute END), ' ', '_'), '-', '_'))"
+)
+"""`memory.schema.attribute_key` in SQL (a run of spaces becomes one `_` there, one per space
+here: the attribute keys written so far have single spaces)."""
+
+
+def migrate_v5(conn: Conn) -> None:
+    """Schema 5 -> 6 for facts: `precision`, `unbounded` for the facts whose kind and attribute
+    are timeless by nature (`TIMELESS_ATTRIBUTES`), `relative` for the others."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'facts'").fetchone():
+        return  # no facts table yet: the DDL creates it with the column
+    add_columns(conn, [("facts", "precision TEXT NOT NULL DEFAULT 'relative'")])
+    for kind, keys in TIMELESS_ATTRIBUTES.items():
+        conn.execute(
+            f"UPDATE facts SET precision = 'unbounded' WHERE kind = ? "  # noqa: S608
+            f"AND {_KEY} IN (SELECT value FROM json_each(?))",
+            (kind.value, json_list(sorted(keys))),
+        )
 
 
 _Q_FACT = "SELECT * FROM facts WHERE uid = ? AND tenant = ?"
