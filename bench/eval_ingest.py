@@ -59,6 +59,7 @@ WRITE_PATH = (
     "memory.knowledge.goals",
     "memory.knowledge.goal_rules",
     "memory.knowledge.facts",
+    "memory.knowledge.causes",
     "memory.knowledge.precision",
     "memory.write.outbox",
     "memory.write.deadletter",

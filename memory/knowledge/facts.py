@@ -26,8 +26,8 @@ offline heuristic) and, for each:
 6. **subjects and causes**: a fact about a named person gets an ABOUT edge to that person's
    entity (and a relationship between two named people, "Ben's sister is Carla", a RELATED_TO
    edge between them, the attribute as its relation); a decision, plan or goal gets LED_TO edges from what motivated it: the LLM's
-   `because`, else earlier same-subject facts sharing a content word with cosine >=
-   `CAUSE_MIN`, and earlier turns no fact captured (cosine >= `CAUSE_TURN_MIN`, a shared word);
+   `because`, else what `memory.knowledge.causes` finds: earlier same-subject facts and turns no
+   fact captured that share a content word and are similar enough;
 7. **vectors**: stored facts are embedded (text + concepts) into the `knowledge` collection.
 
 The rules themselves (ids, grounding, the conflict rule) are `memory.knowledge.rules`. No prompts
@@ -39,11 +39,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memory.knowledge.causes import MAX_CAUSES, motivating_turns, motivations
 from memory.knowledge.precision import precision_of
 from memory.knowledge.rules import (
     Proposition,
@@ -63,7 +63,7 @@ from memory.schema import (
     as_utc,
     normalise_text,
 )
-from memory.stores.base import VectorHit, VectorPoint
+from memory.stores.base import VectorPoint
 from memory.text.sparse import encode_document, tokenize
 
 if TYPE_CHECKING:
@@ -79,12 +79,6 @@ CANDIDATE_MIN = 0.6
 """Stored facts at least this similar are supersession candidates ..."""
 CANDIDATES = 5
 """... at most this many of them."""
-CAUSE_MIN = 0.45
-"""An earlier fact motivates a decision or plan when it shares a content word and is this similar."""
-CAUSE_TURN_MIN = 0.35
-"""An earlier turn no fact captured motivates it when it shares a content word and is this
-similar (turns are longer than facts, so their cosine to a one-line decision runs lower)."""
-MAX_CAUSES = 3
 SAME_INSTRUCTION = 0.72
 """Offline, a standing instruction replaces or revokes a current one of its scope only when
 their texts are at least this similar (and the scope rule says so), or when it names what it
@@ -230,7 +224,22 @@ def _replaces(p: Proposition, old: Fact, model_saw_it: bool, similarity: float) 
     if not _scoped_instruction(p) or p.replaces:
         return conflicts(p, old)
     same_scope = _about_same(p, old) and p.attribute == old.attribute
-    return same_scope and similarity >= SAME_INSTRUCTION
+    return same_scope and (similarity >= SAME_INSTRUCTION or same_frame(p.text, old.text))
+
+
+_FRAME = frozenset(tokenize("standing instruction user always never now please use"))
+"""The words any standing instruction may hold ("Standing instruction from the user: always
+use ..."), which say nothing about what it is about."""
+
+
+def same_frame(new: str, old: str) -> bool:
+    """Two instructions that say the same thing with another value ("show code examples in
+    TypeScript" / "use Python for code examples"): at least two content words in common, and
+    those at least half of the longer one's. MiniLM's cosine of such a pair runs 0.6-0.7, under
+    `SAME_INSTRUCTION`, because the value is the words that differ (docs/adr/0143)."""
+    a, b = set(tokenize(new)) - _FRAME, set(tokenize(old)) - _FRAME
+    shared = len(a & b)
+    return shared >= 2 and 2 * shared >= max(len(a), len(b))
 
 
 def _scoped_instruction(p: Proposition) -> bool:
@@ -311,72 +320,15 @@ async def _link(
         await graph.entities.relate(tenant, names[0], names[1], fact.attribute or fact.kind.value)
     if fact.kind not in (FactKind.DECISION, FactKind.PLAN, FactKind.GOAL):
         return
-    causes = list(p.because) if confirmed_by_llm else await _motivations(services, fact, vec)
+    causes = list(p.because) if confirmed_by_llm else await motivations(services, fact, vec)
     if not confirmed_by_llm and len(causes) < MAX_CAUSES:
-        causes += await _motivating_turns(services, episode, fact, vec, causes)
+        causes += await motivating_turns(services, episode, fact, vec, causes)
     for cause in causes[:MAX_CAUSES]:
         outcome.causes += await graph.facts.link_cause(tenant, fact.uid, cause)
 
 
 def _is_entity_name(name: str) -> bool:
     return bool(name) and name != USER_SUBJECT and "'" not in name and name[:1].isupper()
-
-
-_CUE_WORDS = frozenset(tokenize("decided decide choose chose plan planning want going stop"))
-
-
-async def _motivations(services: Services, fact: Fact, vec: np.ndarray) -> list[str]:
-    """Earlier facts of the same subject that share a content word with the decision and are
-    at least `CAUSE_MIN` similar to it, most similar first."""
-    hits: list[VectorHit] = await services.vectors.search(
-        "knowledge", fact.tenant, dense=vec.tolist(), limit=10, score_threshold=CAUSE_MIN
-    )
-    uids = [str(h.payload.get("fact_uid", "")) for h in hits]
-    sims = {u: h.score for u, h in zip(uids, hits, strict=True)}
-    words = _content_words(fact.text)
-    out = []
-    for other in await services.graph.facts.get_many(fact.tenant, uids):
-        if other.uid == fact.uid or normalise_text(other.subject) != normalise_text(fact.subject):
-            continue
-        if other.superseded_by is not None:  # what the decision replaced did not motivate it
-            continue
-        if as_utc(other.learned_at or other.valid_from) >= as_utc(
-            fact.learned_at or fact.valid_from
-        ):
-            continue
-        if words & set(tokenize(other.text)):
-            out.append(other.uid)
-    return sorted(out, key=lambda u: -sims.get(u, 0.0))
-
-
-async def _motivating_turns(
-    services: Services, episode: Episode, fact: Fact, vec: np.ndarray, fact_causes: list[str]
-) -> list[str]:
-    """Earlier turns of the same user that no fact captured but that share a content word with
-    the decision and are at least `CAUSE_TURN_MIN` similar to it (the episode is the cause)."""
-    hits = await services.vectors.search(
-        "derivatives", episode.tenant, dense=vec.tolist(), limit=10, score_threshold=CAUSE_TURN_MIN
-    )
-    stated = await services.graph.facts.sources_many(episode.tenant, fact_causes)
-    covered = {source for sources in stated.values() for source in sources}
-    words = _content_words(fact.text)
-    out: list[str] = []
-    for h in hits:
-        uid = str(h.payload.get("episode_uid", ""))
-        if not uid or uid == episode.uid or uid in covered or uid in out:
-            continue
-        created = h.payload.get("created_at")
-        if isinstance(created, str):
-            created = datetime.fromisoformat(created)
-        if not isinstance(created, datetime) or as_utc(created) >= as_utc(episode.created_at):
-            continue
-        if words & _content_words(str(h.payload.get("text", ""))):
-            out.append(uid)
-    return out[: MAX_CAUSES - len(fact_causes)]
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in tokenize(text) if len(w) > 3} - _CUE_WORDS - set(tokenize("user"))
 
 
 def _point(fact: Fact, dense: list[float], episode_uid: str) -> VectorPoint:

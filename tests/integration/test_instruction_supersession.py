@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.embeddings.embedders import Embedder
-from memory.knowledge.facts import SAME_INSTRUCTION
+from memory.knowledge.facts import SAME_INSTRUCTION, same_frame
 from memory.schema import FactKind
 from memory.services import Services
 from tests.integration.test_knowledge import tell
@@ -58,3 +58,22 @@ async def test_the_threshold_separates_the_tune_pairs(embedder: Embedder) -> Non
         scores[label] = np.sum(old * new, axis=1)
     assert int((scores["different"] >= SAME_INSTRUCTION).sum()) == 0
     assert int((scores["same"] < SAME_INSTRUCTION).sum()) <= 1
+
+
+def test_the_same_frame_with_another_value_replaces() -> None:
+    """The second test of `_replaces`, for pairs whose cosine the differing value pulls under
+    SAME_INSTRUCTION: it joins no pair of different things (tune and held back), and it joins
+    the language of code examples said in other words."""
+    for part in ("tune", "heldout"):
+        assert not any(same_frame(PREFIX + b, PREFIX + a) for a, b in PAIRS[part]["different"])
+    assert same_frame(
+        PREFIX + "Write code examples in Rust.", PREFIX + "Write code examples in Python."
+    )
+    assert same_frame(
+        PREFIX + "From now on use Python for code examples.",
+        PREFIX + "Please always show code examples in TypeScript.",
+    )
+    assert not same_frame(
+        PREFIX + "Always add type hints to Python code.",
+        PREFIX + "Always write unit tests for Python code.",
+    )
