@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from memory.schema import Episode
 
-Source = Literal["search", "neighbour", "entity", "cause"]
+Source = Literal["search", "neighbour", "entity", "cause", "concept"]
 
 
 @dataclass(slots=True)
@@ -21,8 +21,8 @@ class Candidate:
 
     episode_uid: str
     score: float
-    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
-    credibility terms."""
+    """Final score: relevance scaled to [0, 1] by the best, plus the rerank, memory's state
+    (salience, recency, association; once sleep has run) and credibility terms."""
     similarity: float | None
     """Best dense cosine similarity of any of the episode's points (None: not measured)."""
     created_at: datetime
@@ -35,6 +35,8 @@ class Candidate:
     """Prospective questions that matched, best first."""
     source: Source = "search"
     neighbour_of: str | None = None
+    """The candidate it was reached from: a temporal neighbour's seed, or the seed whose
+    concept a hop through a concept (`source` "concept") came from."""
     offset: int = 0
     """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
     signals: dict[str, float] = field(default_factory=dict)
@@ -45,6 +47,9 @@ class Candidate:
     in_window: bool = False
     """Created inside a time window the question names."""
     salience: float = 0.5
+    association: float = 0.0
+    """The best relevance among the candidates it is linked to (co-retrieval, concept), in
+    [0, 1]; 0 while the state terms do not weigh (`memory.retrieval.state`)."""
     kind: Literal["episode", "fact"] = "episode"
     uid: str = ""
     """The result's own uid: the episode's, or the fact's."""
