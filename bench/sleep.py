@@ -15,10 +15,11 @@ memories retrieved are marked accessed, as the agent's rerank node does.
 The year also holds what months of use should change (`USE_GROUPS`): facts that change half way
 (the person moves, changes car, job and language; asked "... now?" at the end, a hit is a turn
 of the new value) and facts stated as often as the important ones but never asked before the
-end. Each group's questions are scored at the end with two rankings on the same memory: with
-memory's state (`SIMPLE`, what the weekly questions use unless `ranking` says otherwise) and
-with the relevance alone (its `state` part ablated), recall@10 and recall@3 each
-(`use_recall`).
+end. Each group's questions are scored at the end with several rankings on the same memory
+(`VARIANTS`): with memory's state (`SIMPLE`, what the weekly questions use unless `ranking`
+says otherwise), with the relevance alone (its `state` part ablated), at half weight and each
+state term alone; recall@10, recall@3 and MRR each (`use_recall`). The 12 important-fact
+questions' recall@10 counts the old value's turns for the six facts that change.
 
 At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
 per important fact (a hit is any retrieved memory from a turn that stated the fact), the
@@ -47,7 +48,7 @@ from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
 from memory.embeddings.embedders import Embedder, Matrix, build_embedder
 from memory.embeddings.install import preflight
-from memory.retrieval.recipes import SIMPLE, Recipe, ablate
+from memory.retrieval.recipes import SIMPLE, Recipe, ablate, changed
 from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
@@ -234,6 +235,24 @@ CHANGED: tuple[Important, ...] = (
         ),
         "What language am I learning now?",
     ),
+    Important(
+        "viola",
+        (
+            "I switched from the cello to the viola in the orchestra.",
+            "The viola part in the new symphony is lovely.",
+            "Bought a new bow for my viola.",
+        ),
+        "What instrument do I play now?",
+    ),
+    Important(
+        "swimming",
+        (
+            "I gave up the marathon after my knee injury, I swim laps instead.",
+            "Swam two kilometres at the municipal pool.",
+            "My swimming coach fixed my breathing on the crawl.",
+        ),
+        "What sport do I train for now?",
+    ),
 )
 """Facts that change half way through the year (a first statement of the change, then
 mentions): at the end, only a turn of the new value answers."""
@@ -275,16 +294,56 @@ UNUSED: tuple[Important, ...] = (
         ),
         "Where do we grow vegetables?",
     ),
+    Important(
+        "friend",
+        (
+            "My best friend Clara is a vet in Coimbra.",
+            "Clara operated on a horse at her practice in Coimbra.",
+            "Had coffee with Clara, she's exhausted from the clinic.",
+        ),
+        "What does my best friend do?",
+    ),
+    Important(
+        "postcards",
+        (
+            "I collect old postcards of lighthouses.",
+            "Found a 1920s lighthouse postcard at the flea market.",
+            "My lighthouse postcard album is almost full.",
+        ),
+        "What do I collect?",
+    ),
+    Important(
+        "dish",
+        (
+            "My favourite dish is bacalhau with chickpeas.",
+            "Cooked bacalhau with chickpeas for the in-laws.",
+            "Nothing beats a plate of bacalhau with chickpeas.",
+        ),
+        "What is my favourite dish?",
+    ),
+    Important(
+        "food_bank",
+        (
+            "I volunteer at the food bank on Saturdays.",
+            "Sorted tins at the food bank all morning.",
+            "The food bank needs more volunteers before Christmas.",
+        ),
+        "Where do I volunteer?",
+    ),
 )
 """Facts stated as often as the important ones and never asked before the end: what use
 does not reach, and a ranking that favours use must not bury."""
 
+REPLACED = frozenset({"home", "car", "job", "japanese", "cello", "marathon"})
+"""The important facts a `CHANGED` fact replaces (their weekly question is still asked)."""
+
 USE_GROUPS: dict[str, tuple[Important, ...]] = {
-    "used": IMPORTANT,
+    "used": tuple(f for f in IMPORTANT if f.key not in REPLACED),
     "changed": CHANGED,
     "unused": UNUSED,
 }
-"""The end-of-year question groups: asked weekly, changed half way, never asked."""
+"""The end-of-year question groups: asked weekly (and not changed), changed half way (their
+old value asked weekly), never asked."""
 
 SMALL_TALK = (
     "ok",
@@ -353,7 +412,7 @@ def generate(seed: int, episodes: int, days: int = 365) -> list[Turn]:
     about 55% small talk and 45% one-off details, then the turns of the changed and unused
     facts (`_use_turns`), in time order."""
     rng = random.Random(seed)
-    turns: list[Turn] = []
+    turns: list[Turn] = _use_turns(seed, days)
     for fact in IMPORTANT:
         mentions = rng.randint(3, 5)
         first = rng.uniform(0, 30)
@@ -366,13 +425,13 @@ def generate(seed: int, episodes: int, days: int = 365) -> list[Turn]:
             turns.append(Turn(day, rng.choice(SMALL_TALK), "small"))
         else:
             turns.append(Turn(day, _one_off(rng), "detail"))
-    return sorted(turns + _use_turns(seed, days), key=lambda t: t.day)
+    return sorted(turns, key=lambda t: t.day)
 
 
 def _use_turns(seed: int, days: int) -> list[Turn]:
     """The turns of `CHANGED` (the change between 45% and 65% of the year, 2-3 mentions after
     it) and `UNUSED` (3-5 mentions, the first in the first month), from their own generator so
-    the rest of the year is the same turns with or without them."""
+    the important facts' turns are the same with or without them."""
     rng = random.Random(seed * 1_000_003 + 11)
     out: list[Turn] = []
     for fact in CHANGED:
@@ -423,7 +482,7 @@ class SleepReport:
     recall_at_10: dict[str, float] = field(default_factory=dict)
     misses: dict[str, list[str]] = field(default_factory=dict)
     use_recall: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
-    """tenant -> ranking (`state`, `relevance`) -> group -> {"r@10", "r@3"}."""
+    """tenant -> ranking (`VARIANTS`) -> group -> {"r@10", "r@3", "mrr"}."""
     ranking: str = "state"
     unsupported: dict[str, int] = field(default_factory=dict)
     episodes_left: dict[str, int] = field(default_factory=dict)
@@ -454,7 +513,27 @@ class SleepReport:
 
 
 RANKINGS: dict[str, Recipe] = {"state": SIMPLE, "relevance": ablate(SIMPLE, "state")}
-"""The rankings compared: with memory's state, and with the relevance alone."""
+"""The rankings the weekly questions may use: with memory's state, and with the relevance alone."""
+
+_NONE = ablate(SIMPLE, "state")
+VARIANTS: dict[str, Recipe] = RANKINGS | {
+    "half": changed(
+        SIMPLE,
+        {
+            "priors.salience_weight": 0.15,
+            "priors.recency_weight": 0.1,
+            "priors.association_weight": 0.1,
+        },
+    ),
+    "additive": changed(SIMPLE, {"priors.relative": False}),
+    "salience": changed(_NONE, {"priors.salience_weight": 0.3}),
+    "recency": changed(_NONE, {"priors.recency_weight": 0.2}),
+    "association": changed(_NONE, {"priors.association_weight": 0.2}),
+    "hop": changed(_NONE, {"priors.concept_hops": SIMPLE.priors.concept_hops}),
+}
+"""The rankings the end-of-year questions are scored with: both `RANKINGS`, the state terms at
+half weight, added as they are (not scaled by the relevance), and each state term alone (the
+hop through a concept alone)."""
 
 
 async def _ask(
@@ -470,17 +549,26 @@ async def _ask(
 async def use_recall(
     services: Services, tenant: str, recipe: Recipe, kinds: dict[str, str], now: datetime
 ) -> dict[str, dict[str, float]]:
-    """Recall@10 and recall@3 of each `USE_GROUPS` group's questions with `recipe` at `now` (a
-    hit: a memory from a turn of the question's fact among the first k sources retrieved)."""
+    """Recall@10, recall@3 and the mean reciprocal rank (of the first hit, 0 beyond 10) of each
+    `USE_GROUPS` group's questions with `recipe` at `now` (a hit: a memory from a turn of the
+    question's fact among the first k sources retrieved)."""
     out: dict[str, dict[str, float]] = {}
     for group, facts in USE_GROUPS.items():
         at10 = at3 = 0
+        reciprocal = 0.0
         for fact in facts:
             found = await retrieve(services, tenant, fact.question, recipe, now)
-            top = [s for c in found for s in c.sources]
-            at10 += any(kinds.get(uid) == fact.key for uid in top[:10])
-            at3 += any(kinds.get(uid) == fact.key for uid in top[:3])
-        out[group] = {"r@10": at10 / len(facts), "r@3": at3 / len(facts)}
+            top = [s for c in found for s in c.sources][:10]
+            first = next((i for i, uid in enumerate(top) if kinds.get(uid) == fact.key), None)
+            at10 += first is not None
+            at3 += first is not None and first < 3
+            reciprocal += 1.0 / (first + 1) if first is not None else 0.0
+        n = len(facts)
+        out[group] = {
+            "r@10": round(at10 / n, 4),
+            "r@3": round(at3 / n, 4),
+            "mrr": round(reciprocal / n, 4),
+        }
     return out
 
 
@@ -616,7 +704,7 @@ async def bench_sleep(
             report.misses[tenant] = misses
             report.use_recall[tenant] = {
                 name: await use_recall(services, tenant, recipe, sources[tenant], final)
-                for name, recipe in RANKINGS.items()
+                for name, recipe in VARIANTS.items()
             }
             kinds = await _vectors(services, tenant)
             report.vectors_by_kind[tenant] = kinds

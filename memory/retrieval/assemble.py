@@ -88,6 +88,8 @@ def candidate(
     if state is not None and state.on:
         association = state.association(episode.uid, relevance_of or {})
         terms = state_terms(episode, association, question, recipe.priors)
+        if recipe.priors.relative:
+            terms *= relevance
     score = episode_score(episode, relevance, question, recipe, terms)
     scores = sides(score, found.roles, question.about_agent, recipe.turns) if paired else {}
     for factor in shape_factors(episode, paired, recipe.turns):

@@ -261,6 +261,10 @@ class Priors:
     """Weight of association: the best relevance among the candidates this episode is linked to
     by co-retrieval (scaled by the link's strength, `STRONG_LINK` full) or shares a concept
     with."""
+    relative: bool = True
+    """The state terms scale with the episode's relevance (score + relevance x terms): a memory
+    is not lifted by its use alone, as `Turns.speaker_boost` and `Time.boost` multiply; False:
+    added as they are."""
     after_sleep: bool = True
     """State terms only once a sleep level has run for the tenant (at or before the question's
     time); False: always."""
