@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from memory.retrieval.accumulate import Found
 from memory.retrieval.boosts import episode_score, shape_factors, sides, signals_of
-from memory.retrieval.candidates import Candidate, two_sided, user_answers
+from memory.retrieval.candidates import Candidate, reached, two_sided
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
 from memory.retrieval.state import MemoryState, state_terms
@@ -143,27 +143,8 @@ async def neighbours(
             ):
                 continue
             present.add(episode.uid)
-            out.append(_neighbour(episode, seed, n.offset, recipe))
+            share = time.neighbour_decay / abs(n.offset)
+            out.append(
+                reached(episode, seed, share, "neighbour", recipe.turns.reply_weight, n.offset)
+            )
     return out
-
-
-def _neighbour(episode: Episode, seed: Candidate, offset: int, recipe: Recipe) -> Candidate:
-    decay = recipe.time.neighbour_decay
-    score = seed.score * decay / abs(offset)
-    return Candidate(
-        episode_uid=episode.uid,
-        score=score,
-        similarity=None,
-        created_at=as_utc(episode.created_at),
-        thread_id=episode.thread_id,
-        content=episode.content,
-        source="neighbour",
-        neighbour_of=seed.episode_uid,
-        offset=offset,
-        signals=episode.ess.signals() if episode.ess else {},
-        relevance=seed.relevance * decay / abs(offset),
-        salience=episode.salience,
-        sides=user_answers(score, recipe.turns.reply_weight) if two_sided(episode) else {},
-        uid=episode.uid,
-        sources=[episode.uid],
-    )

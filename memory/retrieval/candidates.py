@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from memory.schema import as_utc
+
 if TYPE_CHECKING:
     from memory.schema import Episode
 
@@ -77,6 +79,37 @@ class Candidate:
 def two_sided(episode: Episode) -> bool:
     """Whether the episode holds a message and the reply to it (both texts non-blank)."""
     return bool(episode.user_text.strip() and episode.agent_text.strip())
+
+
+def reached(
+    episode: Episode,
+    seed: Candidate,
+    share: float,
+    source: Source,
+    reply_weight: float,
+    offset: int = 0,
+) -> Candidate:
+    """An episode reached from a candidate (`seed`) rather than found by search: a temporal
+    neighbour (`offset` its place on the chain) or a member of the seed's concept; it scores
+    `share` x the seed's score and relevance, its user's side answering."""
+    score = seed.score * share
+    return Candidate(
+        episode_uid=episode.uid,
+        score=score,
+        similarity=None,
+        created_at=as_utc(episode.created_at),
+        thread_id=episode.thread_id,
+        content=episode.content,
+        source=source,
+        neighbour_of=seed.episode_uid,
+        offset=offset,
+        signals=episode.ess.signals() if episode.ess else {},
+        relevance=seed.relevance * share,
+        salience=episode.salience,
+        sides=user_answers(score, reply_weight) if two_sided(episode) else {},
+        uid=episode.uid,
+        sources=[episode.uid],
+    )
 
 
 def user_answers(score: float, reply_weight: float) -> dict[str, float]:

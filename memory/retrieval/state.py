@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.retrieval.candidates import Candidate, two_sided, user_answers
+from memory.retrieval.candidates import Candidate, reached
 from memory.retrieval.question import Question
 from memory.retrieval.ranking import recency
 from memory.retrieval.recipes import Priors, Recipe
@@ -177,27 +177,8 @@ async def concept_hop(
         members.sort(key=lambda e: (-e.salience, e.uid))
         for episode in members[:hops]:
             present.add(episode.uid)
-            out.append(_hop(episode, seed, seed.score * decay, recipe))
+            out.append(reached(episode, seed, decay, "concept", recipe.turns.reply_weight))
     return out
-
-
-def _hop(episode: Episode, seed: Candidate, score: float, recipe: Recipe) -> Candidate:
-    return Candidate(
-        episode_uid=episode.uid,
-        score=score,
-        similarity=None,
-        created_at=as_utc(episode.created_at),
-        thread_id=episode.thread_id,
-        content=episode.content,
-        source="concept",
-        neighbour_of=seed.episode_uid,
-        signals=episode.ess.signals() if episode.ess else {},
-        relevance=seed.relevance * recipe.time.neighbour_decay,
-        salience=episode.salience,
-        sides=user_answers(score, recipe.turns.reply_weight) if two_sided(episode) else {},
-        uid=episode.uid,
-        sources=[episode.uid],
-    )
 
 
 def diversified(candidates: Iterable[Candidate], factor: float) -> list[Candidate]:
