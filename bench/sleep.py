@@ -16,9 +16,11 @@ The year also holds what months of use should change (`USE_GROUPS`): facts that 
 (the person moves, changes car, job and language; asked "... now?" at the end, a hit is a turn
 of the new value) and facts stated as often as the important ones but never asked before the
 end. Each group's questions are scored at the end with several rankings on the same memory
-(`VARIANTS`): with memory's state (`SIMPLE`, what the weekly questions use unless `ranking`
-says otherwise), with the relevance alone (its `state` part ablated), at half weight and each
-state term alone; recall@10, recall@3 and MRR each (`use_recall`). The 12 important-fact
+(`VARIANTS`): the agent's (`SIMPLE`, what the weekly questions use unless `ranking` says
+otherwise), with docs/design.md's state weights, with the relevance alone (no state, no hop
+through a concept, no diversity), the state weights at half, added as they are, and each state
+term alone (with diversity, without the hop);
+recall@10, recall@3 and MRR each (`use_recall`). The 12 important-fact
 questions' recall@10 counts the old value's turns for the six facts that change.
 
 At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
@@ -483,7 +485,7 @@ class SleepReport:
     misses: dict[str, list[str]] = field(default_factory=dict)
     use_recall: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
     """tenant -> ranking (`VARIANTS`) -> group -> {"r@10", "r@3", "mrr"}."""
-    ranking: str = "state"
+    ranking: str = "agent"
     unsupported: dict[str, int] = field(default_factory=dict)
     episodes_left: dict[str, int] = field(default_factory=dict)
     consolidation: dict[str, Any] = field(default_factory=dict)
@@ -512,28 +514,43 @@ class SleepReport:
         }
 
 
-RANKINGS: dict[str, Recipe] = {"state": SIMPLE, "relevance": ablate(SIMPLE, "state")}
-"""The rankings the weekly questions may use: with memory's state, and with the relevance alone."""
+DESIGN = changed(
+    SIMPLE,
+    {
+        "priors.salience_weight": 0.3,
+        "priors.recency_weight": 0.2,
+        "priors.association_weight": 0.2,
+    },
+)
+"""The agent's ranking with docs/design.md's state weights (salience 0.3, recency 0.2,
+association 0.2), scaled by the relevance, once sleep has run."""
+
+RANKINGS: dict[str, Recipe] = {
+    "agent": SIMPLE,
+    "design": DESIGN,
+    "relevance": ablate(ablate(SIMPLE, "state"), "diversity"),
+}
+"""The rankings the weekly questions may use: the agent's (`SIMPLE`: the state weights at 0,
+the hop through a concept, diversity), the design's state weights, and the relevance alone (no
+hop, no diversity: the ranking before issue 32)."""
 
 _NONE = ablate(SIMPLE, "state")
 VARIANTS: dict[str, Recipe] = RANKINGS | {
     "half": changed(
-        SIMPLE,
+        DESIGN,
         {
             "priors.salience_weight": 0.15,
             "priors.recency_weight": 0.1,
             "priors.association_weight": 0.1,
         },
     ),
-    "additive": changed(SIMPLE, {"priors.relative": False}),
+    "additive": changed(DESIGN, {"priors.relative": False}),
     "salience": changed(_NONE, {"priors.salience_weight": 0.3}),
     "recency": changed(_NONE, {"priors.recency_weight": 0.2}),
     "association": changed(_NONE, {"priors.association_weight": 0.2}),
-    "hop": changed(_NONE, {"priors.concept_hops": SIMPLE.priors.concept_hops}),
 }
-"""The rankings the end-of-year questions are scored with: both `RANKINGS`, the state terms at
-half weight, added as they are (not scaled by the relevance), and each state term alone (the
-hop through a concept alone)."""
+"""The rankings the end-of-year questions are scored with: the `RANKINGS`, the design's state
+weights at half, added as they are (not scaled by the relevance), and each state term alone."""
 
 
 async def _ask(
@@ -614,7 +631,7 @@ async def bench_sleep(
     settings: Settings | None = None,
     work: Path | None = None,
     progress: Progress | None = None,
-    ranking: str = "state",
+    ranking: str = "agent",
 ) -> SleepReport:
     """Run the simulated year in a fresh embedded memory under `work` (a temporary directory);
     the weekly questions retrieve with `RANKINGS[ranking]`."""

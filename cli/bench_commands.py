@@ -282,9 +282,9 @@ def sleep(
         "graph (no bookkeeping), a year on.",
     ),
     ranking: str = typer.Option(
-        "state",
-        help="Ranking of the weekly questions: `state` (memory's state weighs once sleep has "
-        "run, the agent's) or `relevance` (the relevance alone).",
+        "agent",
+        help="Ranking of the weekly questions: `agent` (the agent's), `design` (with "
+        "docs/design.md's state weights once sleep has run) or `relevance` (the relevance alone).",
     ),
 ) -> None:
     """A simulated year with and without forgetting: vectors kept, recall@10, evidence left,

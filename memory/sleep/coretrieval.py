@@ -10,8 +10,8 @@ transaction as the access count, so the two can never disagree. The edge keeps t
 Recording writes it fresh (t = 0: each co-retrieval strengthens the link); sleep (`decay_links`,
 the `links` stage of every level) rewrites it at the run's time and deletes a link whose weight fell under `PRUNE_WEIGHT`. A link of weight >= `STRONG_LINK`
 counts as one of an episode's connections (`episodes.connections`), so it feeds salience and
-cornerstones. Once sleep has run, retrieval reads the links among its candidates as association
-(`memory.retrieval.state`, docs/adr/0148-one-ranking-reads-memory-state.md); it does not
+cornerstones. Once sleep has run, a recipe that weighs association reads the links among its
+candidates (`memory.retrieval.state`; the agent's weighs 0, docs/adr/0148); retrieval does not
 expand along links to episodes search did not find (docs/adr/0090-co-retrieval-links.md).
 """
 

@@ -1,6 +1,7 @@
 """One ranking that reads memory's state, on every graph backend (real stores, the real embedder,
 offline sleep): before any sleep the ranking is the relevance alone; once sleep has run, use
-(salience, recency of the last access) and co-retrieval links weigh; a concept lends its members
+(salience, recency of the last access) and co-retrieval links weigh at the weights a recipe
+gives them (the design's here; the agent's are 0); a concept lends its members
 to the best candidates (the hop through a concept); a fact and the turn that stated it do not
 both lead."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from memory.retrieval.recipes import SIMPLE, ablate
+from memory.retrieval.recipes import SIMPLE, ablate, changed
 from memory.retrieval.retrieve import retrieve
 from memory.retrieval.state import slept
 from memory.schema import Concept
@@ -23,6 +24,15 @@ STORY = [
     (3, "The tram was late again this morning."),
 ]
 QUESTION = "What did Ines do in her garden in Berlin?"
+DESIGN = changed(
+    SIMPLE,
+    {
+        "priors.salience_weight": 0.3,
+        "priors.recency_weight": 0.2,
+        "priors.association_weight": 0.2,
+    },
+)
+"""docs/design.md's state weights (the agent's are 0, by measurement: ADR 0148)."""
 
 
 def scores(found: list) -> dict[str, float]:  # type: ignore[type-arg]
@@ -35,7 +45,7 @@ async def test_state_weighs_only_once_sleep_has_run(services: Services) -> None:
     now = T0 + timedelta(days=40)
     assert not await slept(services, "st", now)
     plain = ablate(SIMPLE, "state")
-    before = await retrieve(services, "st", QUESTION, SIMPLE, now)
+    before = await retrieve(services, "st", QUESTION, DESIGN, now)
     assert scores(before) == scores(await retrieve(services, "st", QUESTION, plain, now))
     assert all(c.association == 0.0 for c in before)
 
@@ -48,7 +58,7 @@ async def test_state_weighs_only_once_sleep_has_run(services: Services) -> None:
     assert await slept(services, "st", now)
     assert not await slept(services, "st", T0 + timedelta(days=39))  # a sleep after the question
 
-    after = {c.uid: c for c in await retrieve(services, "st", QUESTION, SIMPLE, now)}
+    after = {c.uid: c for c in await retrieve(services, "st", QUESTION, DESIGN, now)}
     relevance_only = scores(await retrieve(services, "st", QUESTION, plain, now))
     used = {called, photos}
     for uid in used:

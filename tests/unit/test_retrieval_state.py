@@ -12,9 +12,18 @@ from memory.retrieval.recipes import SIMPLE, ablate, changed
 from memory.retrieval.state import MemoryState, diversified, state_terms, state_weighs
 from tests.unit.test_retrieval_steps import NOW, episode, question
 
+DESIGN = changed(
+    SIMPLE,
+    {
+        "priors.salience_weight": 0.3,
+        "priors.recency_weight": 0.2,
+        "priors.association_weight": 0.2,
+    },
+)
+
 
 def test_state_terms_weigh_salience_recency_of_use_and_association() -> None:
-    priors = SIMPLE.priors
+    priors = DESIGN.priors
     asked = question("Where do I work?")
     old = episode("o", "I work at St. Anne's.", created_at=NOW - timedelta(days=300), salience=0.4)
     # Never used: recency of its creation, 300 days ago.
@@ -25,7 +34,7 @@ def test_state_terms_weigh_salience_recency_of_use_and_association() -> None:
     assert state_terms(used, 0.0, asked, priors) == pytest.approx(
         0.3 * 0.4 + 0.2 * (1 / (1 + 1 / 30))
     )
-    assert state_terms(used, 1.0, asked, ablate(SIMPLE, "state").priors) == 0.0
+    assert state_terms(used, 1.0, asked, SIMPLE.priors) == 0.0  # the agent's weights: 0
 
 
 def test_state_weighs_only_when_a_term_or_the_hop_is_on() -> None:
