@@ -12,6 +12,17 @@ sessions and the vectors differ by what forgetting removed). Every simulated wee
 asked a few questions (mostly about the important facts, some about one-off details) and the
 memories retrieved are marked accessed, as the agent's rerank node does.
 
+The year also holds what months of use should change (`USE_GROUPS`): facts that change half way
+(the person moves, changes car, job and language; asked "... now?" at the end, a hit is a turn
+of the new value) and facts stated as often as the important ones but never asked before the
+end. Each group's questions are scored at the end with several rankings on the same memory
+(`VARIANTS`): the agent's (`SIMPLE`, what the weekly questions use unless `ranking` says
+otherwise), with docs/design.md's state weights, with the relevance alone (no state, no hop
+through a concept, no diversity), the state weights at half, added as they are, and each state
+term alone (with diversity, without the hop);
+recall@10, recall@3 and MRR each (`use_recall`). The 12 important-fact
+questions' recall@10 counts the old value's turns for the six facts that change.
+
 At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
 per important fact (a hit is any retrieved memory from a turn that stated the fact), the
 beliefs with confidence above 0 and the current facts left without any evidence episode (must
@@ -39,7 +50,7 @@ from graph.bookkeeping import run_episode
 from graph.consolidation import run_consolidation
 from memory.embeddings.embedders import Embedder, Matrix, build_embedder
 from memory.embeddings.install import preflight
-from memory.retrieval.recipes import SIMPLE
+from memory.retrieval.recipes import SIMPLE, Recipe, ablate, changed
 from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
@@ -189,6 +200,153 @@ IMPORTANT: tuple[Important, ...] = (
     ),
 )
 
+CHANGED: tuple[Important, ...] = (
+    Important(
+        "moved",
+        (
+            "We moved from Porto to Lyon last week, the boxes are everywhere.",
+            "Our new flat in Lyon has a balcony over the Rhone.",
+            "Lyon was sunny along the Rhone today, I love living here.",
+        ),
+        "Which city do we live in now?",
+    ),
+    Important(
+        "new_car",
+        (
+            "Sold the old Volvo, we drive a red Kia now.",
+            "The red Kia needed its first service.",
+            "Parked the Kia near the station, it fits anywhere.",
+        ),
+        "What car do I drive now?",
+    ),
+    Important(
+        "new_job",
+        (
+            "I left St. Anne's, I'm a school nurse at Escola Azul now.",
+            "First week as the school nurse at Escola Azul, the kids are lovely.",
+            "Escola Azul asked me to run a first aid class for the teachers.",
+        ),
+        "Where do I work now?",
+    ),
+    Important(
+        "korean",
+        (
+            "I stopped the Japanese lessons, I'm learning Korean now.",
+            "My Korean tutor taught me hangul today.",
+            "Practising Korean with a podcast on my commute.",
+        ),
+        "What language am I learning now?",
+    ),
+    Important(
+        "viola",
+        (
+            "I switched from the cello to the viola in the orchestra.",
+            "The viola part in the new symphony is lovely.",
+            "Bought a new bow for my viola.",
+        ),
+        "What instrument do I play now?",
+    ),
+    Important(
+        "swimming",
+        (
+            "I gave up the marathon after my knee injury, I swim laps instead.",
+            "Swam two kilometres at the municipal pool.",
+            "My swimming coach fixed my breathing on the crawl.",
+        ),
+        "What sport do I train for now?",
+    ),
+)
+"""Facts that change half way through the year (a first statement of the change, then
+mentions): at the end, only a turn of the new value answers."""
+
+UNUSED: tuple[Important, ...] = (
+    Important(
+        "bike",
+        (
+            "I ride a green folding bike to the market.",
+            "Oiled the chain of my green folding bike.",
+            "Got a flat tyre on the folding bike.",
+        ),
+        "What kind of bike do I ride?",
+    ),
+    Important(
+        "pottery",
+        (
+            "I started a pottery class on Thursday evenings.",
+            "Made a lopsided bowl at pottery class.",
+            "My pottery teacher fired my first mug in the kiln.",
+        ),
+        "Which evening class do I take?",
+    ),
+    Important(
+        "brother",
+        (
+            "My brother Rui is a pilot for a cargo airline.",
+            "Rui flew to Nairobi again, cargo flights all week.",
+            "Rui called from the airport between two flights.",
+        ),
+        "What does my brother do for a living?",
+    ),
+    Important(
+        "garden",
+        (
+            "We rent an allotment garden by the railway line.",
+            "Picked the first courgettes at the allotment.",
+            "Weeded the allotment all Saturday morning.",
+        ),
+        "Where do we grow vegetables?",
+    ),
+    Important(
+        "friend",
+        (
+            "My best friend Clara is a vet in Coimbra.",
+            "Clara operated on a horse at her practice in Coimbra.",
+            "Had coffee with Clara, she's exhausted from the clinic.",
+        ),
+        "What does my best friend do?",
+    ),
+    Important(
+        "postcards",
+        (
+            "I collect old postcards of lighthouses.",
+            "Found a 1920s lighthouse postcard at the flea market.",
+            "My lighthouse postcard album is almost full.",
+        ),
+        "What do I collect?",
+    ),
+    Important(
+        "dish",
+        (
+            "My favourite dish is bacalhau with chickpeas.",
+            "Cooked bacalhau with chickpeas for the in-laws.",
+            "Nothing beats a plate of bacalhau with chickpeas.",
+        ),
+        "What is my favourite dish?",
+    ),
+    Important(
+        "food_bank",
+        (
+            "I volunteer at the food bank on Saturdays.",
+            "Sorted tins at the food bank all morning.",
+            "The food bank needs more volunteers before Christmas.",
+        ),
+        "Where do I volunteer?",
+    ),
+)
+"""Facts stated as often as the important ones and never asked before the end: what use
+does not reach, and a ranking that favours use must not bury."""
+
+REPLACED = frozenset({"home", "car", "job", "japanese", "cello", "marathon"})
+"""The important facts a `CHANGED` fact replaces (their weekly question is still asked)."""
+
+USE_GROUPS: dict[str, tuple[Important, ...]] = {
+    "used": tuple(f for f in IMPORTANT if f.key not in REPLACED),
+    "changed": CHANGED,
+    "unused": UNUSED,
+}
+"""The end-of-year question groups: asked weekly (and not changed), changed half way (their
+old value asked weekly), never asked."""
+
 SMALL_TALK = (
     "ok",
     "haha",
@@ -253,9 +411,10 @@ class Turn:
 
 def generate(seed: int, episodes: int, days: int = 365) -> list[Turn]:
     """A seeded year: each important fact stated 3-5 times (first in the first month), the rest
-    about 55% small talk and 45% one-off details, in time order."""
+    about 55% small talk and 45% one-off details, then the turns of the changed and unused
+    facts (`_use_turns`), in time order."""
     rng = random.Random(seed)
-    turns: list[Turn] = []
+    turns: list[Turn] = _use_turns(seed, days)
     for fact in IMPORTANT:
         mentions = rng.randint(3, 5)
         first = rng.uniform(0, 30)
@@ -269,6 +428,25 @@ def generate(seed: int, episodes: int, days: int = 365) -> list[Turn]:
         else:
             turns.append(Turn(day, _one_off(rng), "detail"))
     return sorted(turns, key=lambda t: t.day)
+
+
+def _use_turns(seed: int, days: int) -> list[Turn]:
+    """The turns of `CHANGED` (the change between 45% and 65% of the year, 2-3 mentions after
+    it) and `UNUSED` (3-5 mentions, the first in the first month), from their own generator so
+    the important facts' turns are the same with or without them."""
+    rng = random.Random(seed * 1_000_003 + 11)
+    out: list[Turn] = []
+    for fact in CHANGED:
+        change = rng.uniform(0.45 * days, 0.65 * days)
+        out.append(Turn(change, fact.says[0], fact.key))
+        for _ in range(rng.randint(2, 3)):
+            out.append(Turn(rng.uniform(change, days), rng.choice(fact.says[1:]), fact.key))
+    for fact in UNUSED:
+        first = rng.uniform(0, 30)
+        out.append(Turn(first, fact.says[0], fact.key))
+        for _ in range(rng.randint(2, 4)):
+            out.append(Turn(rng.uniform(first, days), rng.choice(fact.says[1:]), fact.key))
+    return out
 
 
 class CachedEmbedder(Embedder):
@@ -305,6 +483,9 @@ class SleepReport:
     vectors_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
     recall_at_10: dict[str, float] = field(default_factory=dict)
     misses: dict[str, list[str]] = field(default_factory=dict)
+    use_recall: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
+    """tenant -> ranking (`VARIANTS`) -> group -> {"r@10", "r@3", "mrr"}."""
+    ranking: str = "agent"
     unsupported: dict[str, int] = field(default_factory=dict)
     episodes_left: dict[str, int] = field(default_factory=dict)
     consolidation: dict[str, Any] = field(default_factory=dict)
@@ -323,6 +504,8 @@ class SleepReport:
             "vectors_fewer": round(fewer, 4),
             "recall_at_10": self.recall_at_10,
             "misses": self.misses,
+            "weekly_ranking": self.ranking,
+            "use_recall": self.use_recall,
             "unsupported_beliefs_and_current_facts": self.unsupported,
             "episodes_left": self.episodes_left,
             "consolidation": self.consolidation,
@@ -331,12 +514,79 @@ class SleepReport:
         }
 
 
-async def _ask(services: Services, tenant: str, question: str, now: datetime) -> list[str]:
-    found = await retrieve(services, tenant, question, SIMPLE, now)
+DESIGN = changed(
+    SIMPLE,
+    {
+        "priors.salience_weight": 0.3,
+        "priors.recency_weight": 0.2,
+        "priors.association_weight": 0.2,
+    },
+)
+"""The agent's ranking with docs/design.md's state weights (salience 0.3, recency 0.2,
+association 0.2), scaled by the relevance, once sleep has run."""
+
+RANKINGS: dict[str, Recipe] = {
+    "agent": SIMPLE,
+    "design": DESIGN,
+    "relevance": ablate(ablate(SIMPLE, "state"), "diversity"),
+}
+"""The rankings the weekly questions may use: the agent's (`SIMPLE`: the state weights at 0,
+the hop through a concept, diversity), the design's state weights, and the relevance alone (no
+hop, no diversity: the ranking before issue 32)."""
+
+_NONE = ablate(SIMPLE, "state")
+VARIANTS: dict[str, Recipe] = RANKINGS | {
+    "half": changed(
+        DESIGN,
+        {
+            "priors.salience_weight": 0.15,
+            "priors.recency_weight": 0.1,
+            "priors.association_weight": 0.1,
+        },
+    ),
+    "additive": changed(DESIGN, {"priors.relative": False}),
+    "salience": changed(_NONE, {"priors.salience_weight": 0.3}),
+    "recency": changed(_NONE, {"priors.recency_weight": 0.2}),
+    "association": changed(_NONE, {"priors.association_weight": 0.2}),
+}
+"""The rankings the end-of-year questions are scored with: the `RANKINGS`, the design's state
+weights at half, added as they are (not scaled by the relevance), and each state term alone."""
+
+
+async def _ask(
+    services: Services, tenant: str, question: str, now: datetime, recipe: Recipe = SIMPLE
+) -> list[str]:
+    found = await retrieve(services, tenant, question, recipe, now)
     uids = [s for c in found for s in c.sources]
     if uids:
         await services.graph.episodes.record_access(tenant, uids[:DEFAULT_N_RESULTS], now)
     return uids
+
+
+async def use_recall(
+    services: Services, tenant: str, recipe: Recipe, kinds: dict[str, str], now: datetime
+) -> dict[str, dict[str, float]]:
+    """Recall@10, recall@3 and the mean reciprocal rank (of the first hit, 0 beyond 10) of each
+    `USE_GROUPS` group's questions with `recipe` at `now` (a hit: a memory from a turn of the
+    question's fact among the first k sources retrieved)."""
+    out: dict[str, dict[str, float]] = {}
+    for group, facts in USE_GROUPS.items():
+        at10 = at3 = 0
+        reciprocal = 0.0
+        for fact in facts:
+            found = await retrieve(services, tenant, fact.question, recipe, now)
+            top = [s for c in found for s in c.sources][:10]
+            first = next((i for i, uid in enumerate(top) if kinds.get(uid) == fact.key), None)
+            at10 += first is not None
+            at3 += first is not None and first < 3
+            reciprocal += 1.0 / (first + 1) if first is not None else 0.0
+        n = len(facts)
+        out[group] = {
+            "r@10": round(at10 / n, 4),
+            "r@3": round(at3 / n, 4),
+            "mrr": round(reciprocal / n, 4),
+        }
+    return out
 
 
 async def _unsupported(services: Services, tenant: str) -> int:
@@ -381,8 +631,11 @@ async def bench_sleep(
     settings: Settings | None = None,
     work: Path | None = None,
     progress: Progress | None = None,
+    ranking: str = "agent",
 ) -> SleepReport:
-    """Run the simulated year in a fresh embedded memory under `work` (a temporary directory)."""
+    """Run the simulated year in a fresh embedded memory under `work` (a temporary directory);
+    the weekly questions retrieve with `RANKINGS[ranking]`."""
+    weekly = RANKINGS[ranking]
     turns = generate(seed, episodes)
     base = settings or load_settings()
     own = work is None
@@ -395,6 +648,7 @@ async def bench_sleep(
         episodes=len(turns),
         seed=seed,
         important_mentions=sum(1 for t in turns if t.kind not in ("small", "detail")),
+        ranking=ranking,
     )
     rng = random.Random(seed + 1)
     sources: dict[str, dict[str, str]] = {"sleep": {}, "awake": {}}  # uid -> kind
@@ -417,7 +671,7 @@ async def bench_sleep(
                     asked.append(rng.choice(details))
                 for tenant in ("sleep", "awake"):
                     for question in asked:
-                        await _ask(services, tenant, question, now)
+                        await _ask(services, tenant, question, now, weekly)
                 if week * 7 >= next_deep:
                     next_deep += deep_every_days
                     t0 = time.perf_counter()
@@ -465,6 +719,10 @@ async def bench_sleep(
                     misses.append(fact.key)
             report.recall_at_10[tenant] = hits / len(IMPORTANT)
             report.misses[tenant] = misses
+            report.use_recall[tenant] = {
+                name: await use_recall(services, tenant, recipe, sources[tenant], final)
+                for name, recipe in VARIANTS.items()
+            }
             kinds = await _vectors(services, tenant)
             report.vectors_by_kind[tenant] = kinds
             report.vectors[tenant] = sum(kinds.values())

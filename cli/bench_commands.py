@@ -281,12 +281,20 @@ def sleep(
         help="Instead: time one deep consolidation of this many turns written straight to the "
         "graph (no bookkeeping), a year on.",
     ),
+    ranking: str = typer.Option(
+        "agent",
+        help="Ranking of the weekly questions: `agent` (the agent's), `design` (with "
+        "docs/design.md's state weights once sleep has run) or `relevance` (the relevance alone).",
+    ),
 ) -> None:
-    """A simulated year with and without forgetting: vectors kept, recall@10, evidence left."""
+    """A simulated year with and without forgetting: vectors kept, recall@10, evidence left,
+    and recall after months of use of used, changed and never-asked facts by both rankings."""
     import json
 
-    from bench.sleep import bench_deep_scale, bench_sleep
+    from bench.sleep import RANKINGS, bench_deep_scale, bench_sleep
 
+    if ranking not in RANKINGS:
+        raise typer.BadParameter(f"use one of {sorted(RANKINGS)}", param_hint="--ranking")
     if scale:
         console.print_json(json.dumps(run(lambda: bench_deep_scale(scale, seed=seed))))
         return
@@ -299,7 +307,11 @@ def sleep(
 
         report = run(
             lambda: bench_sleep(
-                episodes=episodes, seed=seed, deep_every_days=deep_every, progress=tick
+                episodes=episodes,
+                seed=seed,
+                deep_every_days=deep_every,
+                progress=tick,
+                ranking=ranking,
             )
         )
     console.print_json(json.dumps(report.as_dict()))

@@ -2,7 +2,10 @@
 
 It runs the rerank task (`tasks.rerank`: the model's listwise ranking, or the retrieval score
 order offline, on failure, and for SIMPLE turns when the context says so) and marks the memories
-kept as accessed (retrieval strengthens memory).
+kept as accessed (retrieval strengthens memory: the next sleep raises their salience and
+utility, which keep them above search's salience floor and out of forgetting, and memories
+kept together are linked; the ranking weighs salience, recency and links 0,
+docs/adr/0148-one-ranking-reads-memory-state.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 the temporal expansion adds the turns around the best ones.
 
 An episode's candidate carries its final score (`boosts.episode_score`: relevance scaled by the
-best, the speaker lift, the coverage rerank, the priors and credibility), the score of each side
+best, the speaker lift, the coverage rerank, memory's state (`memory.retrieval.state`) and
+credibility), the score of each side
 of a user + assistant turn (`boosts.sides`), both scaled by the turn-shape discounts
 (`boosts.shape_factors`), and its provenance: the fragments and prospective questions that
 matched, the score parts, the time window it falls in.
@@ -16,9 +17,10 @@ from typing import TYPE_CHECKING
 
 from memory.retrieval.accumulate import Found
 from memory.retrieval.boosts import episode_score, shape_factors, sides, signals_of
-from memory.retrieval.candidates import Candidate, two_sided, user_answers
+from memory.retrieval.candidates import Candidate, reached, two_sided
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
+from memory.retrieval.state import MemoryState, state_terms
 from memory.schema import Episode, as_utc
 
 if TYPE_CHECKING:
@@ -55,21 +57,40 @@ class Ranked:
 
 
 def episode_candidates(
-    ranked: Sequence[Ranked], question: Question, recipe: Recipe
+    ranked: Sequence[Ranked],
+    question: Question,
+    recipe: Recipe,
+    state: MemoryState | None = None,
 ) -> list[Candidate]:
     """The candidates of the `ranked` episodes: the best `max_candidates`, best first, ties by
-    uid."""
-    out = [candidate(r, question, recipe) for r in ranked]
+    uid; memory's `state` weighs when it is on."""
+    state = state or MemoryState()
+    relevance = {r.episode.uid: r.relevance for r in ranked}
+    out = [candidate(r, question, recipe, state, relevance) for r in ranked]
     out.sort(key=lambda c: (-c.score, c.episode_uid))
     return out[: recipe.search.max_candidates]
 
 
-def candidate(ranked: Ranked, question: Question, recipe: Recipe) -> Candidate:
-    """One episode as a candidate: its score and sides, scaled by the shape of the turn."""
+def candidate(
+    ranked: Ranked,
+    question: Question,
+    recipe: Recipe,
+    state: MemoryState | None = None,
+    relevance_of: Mapping[str, float] | None = None,
+) -> Candidate:
+    """One episode as a candidate: its score (memory's `state` terms added when it is on, the
+    association read against the candidates' `relevance_of`) and sides, scaled by the shape of
+    the turn."""
     episode, found, relevance = ranked.episode, ranked.found, ranked.relevance
     created = as_utc(episode.created_at)
     paired = two_sided(episode)
-    score = episode_score(episode, relevance, question, recipe)
+    association, terms = 0.0, 0.0
+    if state is not None and state.on:
+        association = state.association(episode.uid, relevance_of or {})
+        terms = state_terms(episode, association, question, recipe.priors)
+        if recipe.priors.relative:
+            terms *= relevance
+    score = episode_score(episode, relevance, question, recipe, terms)
     scores = sides(score, found.roles, question.about_agent, recipe.turns) if paired else {}
     for factor in shape_factors(episode, paired, recipe.turns):
         score *= factor
@@ -90,6 +111,7 @@ def candidate(ranked: Ranked, question: Question, recipe: Recipe) -> Candidate:
         proximity=ranked.proximity,
         in_window=any(w.contains(created) for w in question.windows),
         salience=episode.salience,
+        association=association,
         sides=scores,
         uid=episode.uid,
         sources=[episode.uid],
@@ -122,28 +144,8 @@ async def neighbours(
             ):
                 continue
             present.add(episode.uid)
-            out.append(_neighbour(episode, seed, n.offset, recipe))
+            share = time.neighbour_decay / abs(n.offset)
+            out.append(
+                reached(episode, seed, share, "neighbour", recipe.turns.reply_weight, n.offset)
+            )
     return out
-
-
-def _neighbour(episode: Episode, seed: Candidate, offset: int, recipe: Recipe) -> Candidate:
-    decay = recipe.time.neighbour_decay
-    score = seed.score * decay / abs(offset)
-    return Candidate(
-        episode_uid=episode.uid,
-        score=score,
-        similarity=None,
-        created_at=as_utc(episode.created_at),
-        thread_id=episode.thread_id,
-        content=episode.content,
-        said=episode.source.value,
-        source="neighbour",
-        neighbour_of=seed.episode_uid,
-        offset=offset,
-        signals=episode.ess.signals() if episode.ess else {},
-        relevance=seed.relevance * decay / abs(offset),
-        salience=episode.salience,
-        sides=user_answers(score, recipe.turns.reply_weight) if two_sided(episode) else {},
-        uid=episode.uid,
-        sources=[episode.uid],
-    )

@@ -10,8 +10,8 @@ On a pass's relevance (episode uid -> fused score), in this order:
   `Time.boost`).
 
 On one episode's score, once the passes are combined and scaled by the best (`episode_score`):
-a speaker the question names (`Turns.speaker_boost`), the coverage rerank (`Rerank`), the
-priors (salience, recency) and the credibility weights a route asks for; then the **sides** of
+a speaker the question names (`Turns.speaker_boost`), the coverage rerank (`Rerank`), memory's
+state (`memory.retrieval.state`) and the credibility weights a route asks for; then the **sides** of
 a user + assistant turn (`sides`), and the **turn-shape discounts** (`shape_factors`): a bare
 question to the agent, and, for a one-sided turn, the share of its sentences that ask and how
 little it says.
@@ -25,7 +25,7 @@ from collections.abc import Collection, Mapping, MutableMapping
 from datetime import datetime
 
 from memory.retrieval.question import Question
-from memory.retrieval.ranking import best_coverage, recency, smooth
+from memory.retrieval.ranking import best_coverage, smooth
 from memory.retrieval.recipes import Graph, Recipe, Turns
 from memory.schema import SIGNAL_NAMES, Episode, as_utc, normalise_text
 from memory.stores.graph.episodes import ThreadLinks
@@ -123,18 +123,18 @@ def speaker_lift(episode: Episode, relevance: float, named: Collection[str], tur
     return 0.0
 
 
-def episode_score(episode: Episode, relevance: float, question: Question, recipe: Recipe) -> float:
+def episode_score(
+    episode: Episode, relevance: float, question: Question, recipe: Recipe, state: float = 0.0
+) -> float:
     """An episode's score before its sides and discounts: its relevance (scaled by the best),
-    + the speaker lift, + the coverage rerank of its text, + the weighted salience and
-    recency, + the credibility bonus of the weights the route asked for."""
+    + the speaker lift, + the coverage rerank of its text, + `state` (memory's state terms,
+    `memory.retrieval.state.state_terms`; 0 before sleep has run), + the credibility bonus of
+    the weights the route asked for."""
     score = relevance
     score += speaker_lift(episode, relevance, question.named, recipe.turns)
     if recipe.rerank.on:
         score += recipe.rerank.weight * best_coverage(question.tokens, episode.content)
-    score += recipe.priors.salience_weight * episode.salience
-    score += recipe.priors.recency_weight * recency(
-        as_utc(episode.created_at), question.cutoff, recipe.priors.recency_days
-    )
+    score += state
     score += credibility_bonus(signals_of(episode), question.signal_weights)
     return score
 

@@ -9,10 +9,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from memory.schema import as_utc
+
 if TYPE_CHECKING:
     from memory.schema import Episode
 
-Source = Literal["search", "neighbour", "entity", "cause"]
+Source = Literal["search", "neighbour", "entity", "cause", "concept"]
 
 
 @dataclass(slots=True)
@@ -21,8 +23,8 @@ class Candidate:
 
     episode_uid: str
     score: float
-    """Final score: relevance scaled to [0, 1] by the best, plus rerank, salience, recency and
-    credibility terms."""
+    """Final score: relevance scaled to [0, 1] by the best, plus the rerank, memory's state
+    (salience, recency, association; once sleep has run) and credibility terms."""
     similarity: float | None
     """Best dense cosine similarity of any of the episode's points (None: not measured)."""
     created_at: datetime
@@ -35,6 +37,8 @@ class Candidate:
     """Prospective questions that matched, best first."""
     source: Source = "search"
     neighbour_of: str | None = None
+    """The candidate it was reached from: a temporal neighbour's seed, or the seed whose
+    concept a hop through a concept (`source` "concept") came from."""
     offset: int = 0
     """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
     signals: dict[str, float] = field(default_factory=dict)
@@ -45,6 +49,9 @@ class Candidate:
     in_window: bool = False
     """Created inside a time window the question names."""
     salience: float = 0.5
+    association: float = 0.0
+    """The best relevance among the candidates it is linked to (co-retrieval, concept), in
+    [0, 1]; 0 while the state terms do not weigh (`memory.retrieval.state`)."""
     kind: Literal["episode", "fact"] = "episode"
     uid: str = ""
     """The result's own uid: the episode's, or the fact's."""
@@ -75,6 +82,38 @@ class Candidate:
 def two_sided(episode: Episode) -> bool:
     """Whether the episode holds a message and the reply to it (both texts non-blank)."""
     return bool(episode.user_text.strip() and episode.agent_text.strip())
+
+
+def reached(
+    episode: Episode,
+    seed: Candidate,
+    share: float,
+    source: Source,
+    reply_weight: float,
+    offset: int = 0,
+) -> Candidate:
+    """An episode reached from a candidate (`seed`) rather than found by search: a temporal
+    neighbour (`offset` its place on the chain) or a member of the seed's concept; it scores
+    `share` x the seed's score and relevance, its user's side answering."""
+    score = seed.score * share
+    return Candidate(
+        episode_uid=episode.uid,
+        score=score,
+        similarity=None,
+        created_at=as_utc(episode.created_at),
+        thread_id=episode.thread_id,
+        content=episode.content,
+        said=episode.source.value,
+        source=source,
+        neighbour_of=seed.episode_uid,
+        offset=offset,
+        signals=episode.ess.signals() if episode.ess else {},
+        relevance=seed.relevance * share,
+        salience=episode.salience,
+        sides=user_answers(score, reply_weight) if two_sided(episode) else {},
+        uid=episode.uid,
+        sources=[episode.uid],
+    )
 
 
 def user_answers(score: float, reply_weight: float) -> dict[str, float]:

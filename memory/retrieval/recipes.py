@@ -10,8 +10,10 @@ each a small frozen config (graphiti's search recipes read as methods + reranker
     time       the time window the question names, and the turns around the best ones
     turns      the shape of a turn: its speaker, its sides, what it asks, how much it says
     facts      the knowledge propositions ranked beside the turns (`memory.retrieval.facts`)
-    rerank     the non-LLM rerank: the share of the question's words a candidate holds
-    priors     salience, recency and the salience floor
+    rerank     the non-LLM rerank: the share of the question's words a candidate holds, and
+               diversity against many candidates of one source
+    priors     memory's state: salience, recency, association (co-retrieval links, concepts),
+               the hop through a concept, and the salience floor
 
 Copy one with `changed`, `dataclasses.replace` or `ablate` and pass it in. The router picks the
 recipe by name (docs/design.md section 5) and may turn the temporal expansion on per turn
@@ -231,21 +233,52 @@ class Rerank:
     to turns and facts alike. 0.25: measured against 0.15, 0.2 and 0.35 on both development
     benchmarks, and against weighting each word by its rarity among the candidates
     (docs/adr/0110-coverage-rerank-weight.md)."""
+    diversity: float = 0.7
+    """A candidate whose source episodes a better candidate already holds (a fact and the turn
+    that stated it, two facts of one turn) scores x this (docs/design.md section 5's diversity
+    factor; 1: none)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Priors:
-    """What an episode weighs apart from the question: salience and recency."""
+    """What an episode weighs apart from the question: memory's state (`memory.retrieval.state`).
+
+    Final score = relevance (scaled to [0, 1] by the best) + the rerank's coverage + the
+    relevance x the weighted salience, recency and association (`relative`; + credibility when
+    a route asks). The state terms weigh only once sleep has run for the tenant
+    (`after_sleep`): before it, an episode's salience is the appraisal of its own words at
+    writing, which says little about which memory answers a question
+    (docs/adr/0017-ranking-departs-from-design-weights.md), and no access has been consolidated
+    yet. Their weights are 0, by measurement (docs/adr/0148-one-ranking-reads-memory-state.md);
+    the hop through a concept is on."""
 
     salience_weight: float = 0.0
-    """Final score = relevance (scaled to [0, 1] by the best) + the weighted salience, recency
-    and credibility terms. docs/design.md's context weights (0.3 salience, 0.2 recency) are the
-    recipe `CONTEXT`; on question answering they cost recall
-    (docs/adr/0017-ranking-departs-from-design-weights.md)."""
+    """Weight of the episode's salience (docs/design.md section 7: age, use, connections,
+    emotion, identity; sleep keeps it current). 0: at the design's 0.3 (with recency 0.2 and
+    association 0.2) the simulated year of `mneme bench sleep` ranked its changed facts below
+    the old values it had used all year, and no group gained (docs/adr/0148)."""
     recency_weight: float = 0.0
-    """Weight of recency in the final score."""
+    """Weight of recency: of the episode's last use (last access, else creation). 0, as
+    `salience_weight`."""
     recency_days: float = 30.0
-    """Recency = 1 / (1 + age_days / recency_days)."""
+    """Recency = 1 / (1 + days since the last use / recency_days)."""
+    association_weight: float = 0.0
+    """Weight of association (0, as `salience_weight`): the best relevance among the
+    candidates this episode is linked to by co-retrieval (scaled by the link's strength,
+    `STRONG_LINK` full) or shares a concept with."""
+    relative: bool = True
+    """The state terms scale with the episode's relevance (score + relevance x terms): a memory
+    is not lifted by its use alone, as `Turns.speaker_boost` and `Time.boost` multiply; False:
+    added as they are."""
+    after_sleep: bool = True
+    """State terms only once a sleep level has run for the tenant (at or before the question's
+    time); False: always."""
+    concept_hops: int = 2
+    """Members of the best candidates' concepts added as candidates when retrieval missed them
+    (per seed; 0: none), scored `Time.neighbour_decay` x their seed, most salient first: an
+    associative hop through a concept."""
+    concept_seeds: int = 3
+    """How many of the best candidates lend their concepts (`concept_hops`)."""
     min_salience: float = 0.1
     """Episodes with a lower salience are left out."""
 
@@ -279,11 +312,7 @@ router's: offline (`tasks.route.heuristic_route`) there is one pass, the message
 offline AGGREGATION searches as SIMPLE does and differs only in the memories the reply keeps
 (`tasks.route.N_RESULTS_OF_KIND`: 10)."""
 
-CONTEXT = Recipe("CONTEXT", priors=Priors(salience_weight=0.3, recency_weight=0.2))
-"""docs/design.md section 5's context weights: salience and recency beside similarity and
-proximity."""
-
-RECIPES: dict[str, Recipe] = {r.name: r for r in (SIMPLE, TEMPORAL, AGGREGATION, CONTEXT)}
+RECIPES: dict[str, Recipe] = {r.name: r for r in (SIMPLE, TEMPORAL, AGGREGATION)}
 """Recipes by name."""
 
 PARTS: dict[str, dict[str, object]] = {
@@ -316,6 +345,13 @@ PARTS: dict[str, dict[str, object]] = {
     "instructions": {"facts.instructions": False},
     "causes": {"facts.cause_weight": 0.0},
     "rerank": {"rerank.on": False},
+    "diversity": {"rerank.diversity": 1.0},
+    "state": {
+        "priors.salience_weight": 0.0,
+        "priors.recency_weight": 0.0,
+        "priors.association_weight": 0.0,
+        "priors.concept_hops": 0,
+    },
 }
 """Parts that `ablate` can turn off, and what turning each off changes (`step.field`: value)."""
 

@@ -7,10 +7,14 @@ It reads as its steps, each a module of its own that can be read and tested alon
     combine     an episode takes its best pass's relevance (the units facts are scored in)
     facts       the knowledge hits, their successors, the instructions that apply, the turns
                 to demote (`memory.retrieval.facts`)
+    state       what memory's state says of the candidates once sleep has run: salience,
+                recency of use, co-retrieval links and concepts (`memory.retrieval.state`)
     assemble    the best episodes as candidates: the final score, the sides of a turn, the
                 turn-shape discounts (`memory.retrieval.assemble`, `memory.retrieval.boosts`)
-    expand      the turns around the best ones (`Time.neighbours`), and the facts ranked among
-                the turns, each carrying its source episodes
+    expand      the members of the best ones' concepts (`Priors.concept_hops`), the turns
+                around the best ones (`Time.neighbours`), and the facts ranked among the
+                turns, each carrying its source episodes
+    diversity   a candidate whose sources better ones hold scores x `Rerank.diversity`
 
 Candidates carry provenance: the fragments and prospective questions that matched, the score
 parts, and for a user + assistant turn the score of each side (`Candidate.sides`).
@@ -32,6 +36,7 @@ from memory.retrieval.facts import FactPool, applicable_instructions, gather_fac
 from memory.retrieval.passes import Combined, Pass, combined, run_pass
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
+from memory.retrieval.state import concept_hop, diversified, read_state
 from memory.schema import Fact, as_utc
 from memory.text.timeparse import Resolution, parse_time
 
@@ -76,8 +81,7 @@ async def retrieve(
     if pool.facts:
         pool.scale = best  # facts are scored in the episodes' units, scaled alike
         out = await fact_candidates(services, tenant, pool, out, recipe, question)
-    out.sort(key=lambda c: (-c.score, c.uid))
-    return out
+    return diversified(out, recipe.rerank.diversity)
 
 
 def pass_queries(query: str | Sequence[str], recipe: Recipe) -> list[str]:
@@ -128,4 +132,9 @@ async def _episodes(
         for uid in order
         if (episode := read.get(uid)) is not None and shown(episode, question, recipe)
     ]
-    return episode_candidates(ranked, question, recipe), best
+    state = await read_state(
+        services, tenant, [r.episode.uid for r in ranked], recipe, question.cutoff
+    )
+    out = episode_candidates(ranked, question, recipe, state)
+    out += await concept_hop(services, tenant, out, state, recipe, question)
+    return out, best

@@ -10,8 +10,9 @@ transaction as the access count, so the two can never disagree. The edge keeps t
 Recording writes it fresh (t = 0: each co-retrieval strengthens the link); sleep (`decay_links`,
 the `links` stage of every level) rewrites it at the run's time and deletes a link whose weight fell under `PRUNE_WEIGHT`. A link of weight >= `STRONG_LINK`
 counts as one of an episode's connections (`episodes.connections`), so it feeds salience and
-cornerstones. Retrieval does not expand along links: that would need a measurement showing it
-finds more evidence, which was not made (docs/adr/0090-co-retrieval-links.md).
+cornerstones. Once sleep has run, a recipe that weighs association reads the links among its
+candidates (`memory.retrieval.state`; the agent's weighs 0, docs/adr/0148); retrieval does not
+expand along links to episodes search did not find (docs/adr/0090-co-retrieval-links.md).
 """
 
 from __future__ import annotations

@@ -130,6 +130,7 @@ async def neighbour_candidates(
             created_at=as_utc(e.created_at),
             thread_id=e.thread_id,
             content=e.content,
+            said=e.source.value,
             source="neighbour",
             neighbour_of=seeds[e.uid],
             offset=1 if as_utc(e.created_at) > made[seeds[e.uid]] else -1,

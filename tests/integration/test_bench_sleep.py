@@ -1,9 +1,10 @@
 """`mneme bench sleep` on a short year: both tenants hold summaries of the same sessions, so the
-vectors compared differ by what forgetting removed, and no evidence is lost."""
+vectors compared differ by what forgetting removed, and no evidence is lost; the end-of-year
+questions are scored by every ranking, and where nothing slept they all rank alike."""
 
 from __future__ import annotations
 
-from bench.sleep import bench_sleep
+from bench.sleep import VARIANTS, bench_sleep
 
 
 async def test_a_short_simulated_year_compares_like_with_like() -> None:
@@ -17,3 +18,10 @@ async def test_a_short_simulated_year_compares_like_with_like() -> None:
     assert kinds["sleep"]["derivatives"] <= kinds["awake"]["derivatives"]
     assert report["unsupported_beliefs_and_current_facts"] == {"sleep": 0, "awake": 0}
     assert report["consolidation"]["llm_calls"] == 0
+    # The end-of-year groups, by every ranking; the awake tenant never slept, so memory's state
+    # is not read there and every ranking with diversity (all but `relevance`) ranks alike.
+    use = report["use_recall"]
+    assert set(use["sleep"]) == set(VARIANTS) and set(use["awake"]) == set(VARIANTS)
+    awake = [groups for name, groups in use["awake"].items() if name != "relevance"]
+    assert all(groups == awake[0] for groups in awake)
+    assert set(awake[0]) == {"used", "changed", "unused"}

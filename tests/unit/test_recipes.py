@@ -8,8 +8,8 @@ import pytest
 
 from memory.retrieval.recipes import (
     AGGREGATION,
-    CONTEXT,
     PARTS,
+    RECIPES,
     SIMPLE,
     TEMPORAL,
     Recipe,
@@ -39,10 +39,10 @@ def differences(a: Recipe, b: Recipe) -> dict[str, object]:
 def test_named_recipes_differ_from_simple_only_where_they_say() -> None:
     assert differences(SIMPLE, TEMPORAL) == {"time.boost": 0.25, "time.neighbours": 2}
     assert differences(SIMPLE, AGGREGATION) == {"search.max_passes": 4}
-    assert differences(SIMPLE, CONTEXT) == {
-        "priors.salience_weight": 0.3,
-        "priors.recency_weight": 0.2,
-    }
+    priors = SIMPLE.priors  # the state weights at 0 by measurement (ADR 0148), the hop on
+    assert (priors.salience_weight, priors.recency_weight, priors.association_weight) == (0, 0, 0)
+    assert priors.concept_hops == 2 and SIMPLE.rerank.diversity == 0.7
+    assert "CONTEXT" not in RECIPES  # one ranking: every recipe reads memory's state
     assert get_recipe("belief_query") is SIMPLE and get_recipe("temporal") is TEMPORAL
     with pytest.raises(ValueError, match="AGGREGATION"):
         get_recipe("FANCY")

@@ -286,8 +286,10 @@ def test_an_episode_score_adds_speaker_coverage_priors_and_credibility() -> None
     covered = episode_score(ana, 0.5, asked, ablate(SIMPLE, "speaker"))
     share = 1 / len(set(tokenize("What did Ana read?")))  # "read" of "ana", "read"
     assert covered > 0.5 and covered == pytest.approx(0.5 + SIMPLE.rerank.weight * 2 * share)
-    context = changed(ablate(ablate(SIMPLE, "rerank"), "speaker"), {"priors.salience_weight": 0.3})
-    assert episode_score(ana, 0.5, asked, context) == pytest.approx(0.5 + 0.3 * ana.salience)
+    bare = ablate(ablate(SIMPLE, "rerank"), "speaker")
+    assert episode_score(ana, 0.5, asked, bare, 0.3 * ana.salience) == pytest.approx(
+        0.5 + 0.3 * ana.salience
+    )
 
 
 def test_credibility_adds_the_weighted_signals_with_weights_clamped() -> None:

@@ -220,13 +220,18 @@ async def test_the_graph_checks_level_and_time(agent_services: Services) -> None
 def test_the_simulated_year_is_seeded_and_mixed() -> None:
     from collections import Counter
 
-    from bench.sleep import IMPORTANT, generate
+    from bench.sleep import CHANGED, IMPORTANT, UNUSED, USE_GROUPS, generate
 
     year = generate(7, 2000)
     assert year == generate(7, 2000) and year != generate(8, 2000)
     assert len(year) == 2000 and [t.day for t in year] == sorted(t.day for t in year)
     kinds = Counter(t.kind for t in year)
-    assert all(3 <= kinds[f.key] <= 5 for f in IMPORTANT)
+    assert all(3 <= kinds[f.key] <= 5 for f in IMPORTANT + UNUSED)
+    assert all(3 <= kinds[f.key] <= 4 for f in CHANGED)
+    for fact in CHANGED:  # changed half way: the change is its first turn, in the middle
+        days = [t.day for t in year if t.kind == fact.key]
+        assert 0.45 * 365 <= min(days) <= 0.65 * 365
+    assert {len(g) for g in USE_GROUPS.values()} == {6, 8}
     assert 0.45 < kinds["small"] / len(year) < 0.65 and kinds["detail"] > 0.3 * len(year)
     assert all(0 <= t.day <= 365 for t in year)
 
