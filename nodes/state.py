@@ -181,6 +181,9 @@ class Found(TypedDict):
     """Created inside a time window the question names."""
     salience: float
     """The episode's salience."""
+    association: float
+    """The best relevance among the candidates it is linked to (co-retrieval, concept); 0 while
+    memory's state does not weigh (`memory.retrieval.state`)."""
     kind: Literal["episode", "fact"]
     """An episode, or a fact."""
     uid: str

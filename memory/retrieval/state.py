@@ -30,9 +30,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.retrieval.candidates import Candidate, reached
+from memory.retrieval.priors import Priors
 from memory.retrieval.question import Question
 from memory.retrieval.ranking import recency
-from memory.retrieval.recipes import Priors, Recipe
+from memory.retrieval.recipes import Recipe
 from memory.schema import Episode, as_utc
 from memory.sleep.levels import last_runs
 from memory.stores.graph.coretrieval import STRONG_LINK
