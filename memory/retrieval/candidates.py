@@ -95,7 +95,30 @@ def reached(
     """An episode reached from a candidate (`seed`) rather than found by search: a temporal
     neighbour (`offset` its place on the chain) or a member of the seed's concept; it scores
     `share` x the seed's score and relevance, its user's side answering."""
-    score = seed.score * share
+    return from_episode(
+        episode,
+        score=seed.score * share,
+        relevance=seed.relevance * share,
+        source=source,
+        reply_weight=reply_weight,
+        neighbour_of=seed.episode_uid,
+        offset=offset,
+    )
+
+
+def from_episode(
+    episode: Episode,
+    *,
+    score: float,
+    source: Source,
+    reply_weight: float,
+    neighbour_of: str,
+    offset: int = 0,
+    relevance: float = 0.0,
+) -> Candidate:
+    """An episode as a candidate search did not find but another memory led to
+    (`neighbour_of`: a candidate's uid, or a recalled reverie's), scoring `score`, its user's
+    side answering."""
     return Candidate(
         episode_uid=episode.uid,
         score=score,
@@ -105,10 +128,10 @@ def reached(
         content=episode.content,
         said=episode.source.value,
         source=source,
-        neighbour_of=seed.episode_uid,
+        neighbour_of=neighbour_of,
         offset=offset,
         signals=episode.ess.signals() if episode.ess else {},
-        relevance=seed.relevance * share,
+        relevance=relevance,
         salience=episode.salience,
         sides=user_answers(score, reply_weight) if two_sided(episode) else {},
         uid=episode.uid,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory.retrieval.candidates import Candidate, two_sided, user_answers
+from memory.retrieval.candidates import Candidate, from_episode
 from memory.schema import Episode, as_utc, stable_uid
 from memory.stores.base import SparseVector, VectorFilter, VectorPoint
 from memory.text.sparse import encode_document, encode_query, token_id, tokenize
@@ -123,22 +123,13 @@ async def neighbour_candidates(
     score = top * recipe.time.neighbour_decay
     episodes = await services.graph.episodes.get_many(tenant, wanted)
     return [
-        Candidate(
-            episode_uid=e.uid,
+        from_episode(
+            e,
             score=score,
-            similarity=None,
-            created_at=as_utc(e.created_at),
-            thread_id=e.thread_id,
-            content=e.content,
-            said=e.source.value,
             source="neighbour",
+            reply_weight=recipe.turns.reply_weight,
             neighbour_of=seeds[e.uid],
             offset=1 if as_utc(e.created_at) > made[seeds[e.uid]] else -1,
-            signals=e.ess.signals() if e.ess else {},
-            salience=e.salience,
-            sides=user_answers(score, recipe.turns.reply_weight) if two_sided(e) else {},
-            uid=e.uid,
-            sources=[e.uid],
         )
         for e in sorted(episodes, key=lambda e: wanted.index(e.uid))
         if not e.archived
