@@ -60,13 +60,13 @@ _ENDING_VERBS = frozenset(b.split()[0] for b in _ENDING_BASES) | {"kick", "cut"}
 "cut out sugar"): its object ended is the goal done."""
 _GIVEN_UP = re.compile(
     rf"\b(?:{_ENDING}(?!\s+(?:at|by|in|into|over|to|for)\b)|let (?:it|that|this|them|the \w+(?: \w+)?) go|no longer|no more|"
-    r"(?:is|isn't|not) happening|done with|for good)\b",
+    r"(?:is|isn't|not) happening|done with|for good)\b(?!['’]\w)",
     re.IGNORECASE,
 )
 _NEGATED_INTENT = re.compile(
-    r"\b(?:not|n't|never)\s+(?:\w+\s+){0,2}?"
+    r"(?:\b(?:not|never)|n't)\s+(?:\w+\s+){0,2}?"
     r"(?:going to|gonna|intend\w*|plan(?:ning)? to|pursu\w+|happening)\b"
-    r"|\b(?:not|n't|never)\b[^,;:]*\b(?:any ?more|any longer|after all)\b",
+    r"|(?:\b(?:not|never)|n't)\b[^,;:]*\b(?:any ?more|any longer|after all)\b",
     re.IGNORECASE,
 )
 """A negated intention or future: "we're not going to Japan after all", "I won't be applying
@@ -80,7 +80,7 @@ _DONE = re.compile(
     rf"\b(?:{_ACHIEVING}|(?:did|done|made|nailed) it|crossed the finish|complete|"
     r"done(?!\s+for\s+(?:the|today|tonight|now|this|a)\b)|"
     r"(?:hit|reached|met|smashed) (?:my|the|our) (?:goal|target)|(?:goal|target) (?:reached|met|hit)|"
-    r"can (?:\w+ ){0,3}now)\b",
+    r"can (?:\w+ ){0,3}now)\b(?!['’]\w)",
     re.IGNORECASE,
 )
 # Verbs of changing a plan or its date, in any tense.
@@ -92,7 +92,7 @@ _WHEN = r"(?:the\s+)?(?:next|early|late|end of|autumn|fall|spring|summer|winter|
 _CHANGED = re.compile(
     rf"\b(?:instead|rather than|in place of|{_CHANGING}|"
     rf"(?:moved|pushed|put off|delayed) (?:\w+ )?(?:to|until|till) {_WHEN}|"
-    r"new (?:goal|target|plan)|(?:now|am|'m) aiming|aiming (?:for|at)|changed my mind)\b",
+    r"new (?:goal|target|plan)|(?:now|am|'m) aiming|aiming (?:for|at)|changed my mind)\b(?!['’]\w)",
     re.IGNORECASE,
 )
 _NOW_DOING = re.compile(
@@ -102,9 +102,7 @@ _NOW_DOING = re.compile(
 )
 """A sentence saying what the speaker does now: with a goal given up, the goal changed."""
 
-_NEGATED = re.compile(
-    r"\b(?:not|never|no|nothing|n't|haven't|hasn't|didn't|don't|won't|yet to)\W*(?:\w+\W+){0,2}$"
-)
+_NEGATED = re.compile(r"(?:\b(?:not|never|no|nothing|yet to)|n't)\W*(?:\w+\W+){0,2}$")
 _UNSURE = re.compile(
     r"\b(?:almost|nearly|might|could|should|would|considering|thinking (?:of|about)|"
     r"about to|(?:want|wants|hope|hoping|plan|planning|try|trying|need|going) to|if|whether)"
@@ -156,7 +154,7 @@ def _cue(sentence: str, pattern: re.Pattern[str]) -> bool:
 def _done_by_its_verb(sentence: str, verb: str, words: frozenset[str]) -> bool:
     """The goal's own verb in a perfective form, governing one of `words` (or "it")."""
     forms = "|".join(re.escape(f) for f in sorted(perfective(verb), key=len, reverse=True))
-    for match in re.finditer(rf"\b(?:{forms})\b", sentence, re.IGNORECASE):
+    for match in re.finditer(rf"\b(?:{forms})\b(?!['’]\w)", sentence, re.IGNORECASE):
         if not _holds(sentence, match.start()):
             continue
         rest = sentence[match.end() :]
