@@ -23,6 +23,7 @@ every inflection through `memory.text.verbs`; nothing here names a topic.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterable
 
@@ -88,7 +89,20 @@ _CHANGING = _forms(
     "change|switch|swap|trade|exchange|replace|reset|upgrade|downgrade|postpone|reschedule|"
     "push back|scale back|scale down|scale up|turn into".split("|")
 )
-_WHEN = r"(?:the\s+)?(?:next|early|late|end of|autumn|fall|spring|summer|winter|\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+_DATES = "|".join(
+    sorted(
+        {
+            m.lower()
+            for m in (*calendar.month_name[1:], *calendar.month_abbr[1:], *calendar.day_name)
+        },
+        key=len,
+    )[::-1]
+)
+_WHEN = (
+    rf"(?:the\s+)?(?:(?:next|early|late|end of|autumn|fall|spring|summer|winter|{_DATES})\b|"
+    r"\d\w*)"
+)
+"""The start of a time after "moved to" ("September", "next year", "the 12th", "spring")."""
 _CHANGED = re.compile(
     rf"\b(?:instead|rather than|in place of|{_CHANGING}|"
     rf"(?:moved|pushed|put off|delayed) (?:\w+ )?(?:to|until|till) {_WHEN}|"
