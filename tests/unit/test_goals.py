@@ -130,11 +130,11 @@ def test_silence_abandons_a_dated_goal_only_after_its_horizon() -> None:
 DATA = Path(__file__).parents[1] / "data"
 PHRASINGS = json.loads((DATA / "goal_phrasings.json").read_text(encoding="utf-8"))
 PHRASINGS |= json.loads((DATA / "goal_phrasings_fresh.json").read_text(encoding="utf-8"))
-RECORDED = {"tune": 36, "heldout": 23, "fresh": 27}
+RECORDED = {"tune": 36, "heldout": 23, "fresh": 28}
 """Right verdicts of each part (docs/experiments/goals-and-instructions.md): all of the tune part,
 and what the held-back parts (`heldout`, and `fresh` of goal_phrasings_fresh.json, written
 before the grammatical reading of `goal_reading`) score with the code as it is (their first
-run, before a fix of two word-boundary bugs, scored 22 and 26)."""
+run, before three word-boundary fixes, scored 22 and 26)."""
 
 
 @pytest.mark.parametrize("part", ["tune", "heldout", "fresh"])
@@ -168,6 +168,8 @@ def test_the_phrasings_of_done_given_up_and_changed(part: str) -> None:
         ("The user wants to learn the piano.", "Piano lessons are done for the summer.", "active"),
         # a date moved, a negated intention, a goal given up for what comes now
         ("The user wants to visit Japan.", "Japan got postponed to next year.", "evolved"),
+        ("The user wants to finish the thesis.", "Thesis deadline moved to October.", "evolved"),
+        ("The user wants to open a bakery.", "The bakery I love moved to Marseille.", "active"),
         ("The user wants to learn the piano.", "I'm no longer doing piano.", "abandoned"),
         # "won't" is a negation, not "won" (a verb of achieving)
         ("The user wants to learn the piano.", "I won't continue piano anymore.", "abandoned"),
