@@ -2,23 +2,27 @@
 
 Read from a few grammatical signals, not from lists of topical words:
 
-- **done**: the goal's own verb in a perfective form governing the goal's object ("run a
-  marathon" <- "ran my first marathon", "buy a car" <- "bought the car", "quit smoking" <- "I've
-  quit smoking"), a verb of achievement in a perfective form ("finished", "passed", "reached",
+- **done**: the goal's own verb, or a verb of getting ("got", "bought", "won"), in a perfective
+  form governing the goal's object ("run a marathon" <- "ran my first marathon", "save up for
+  a car" <- "bought the car", "quit smoking" <- "I've quit smoking"; not "wrote three pages of
+  the book"), a verb of achievement in a perfective form ("finished", "passed", "reached",
   "completed"), the object said to be done or complete, or an ability reached ("can swim now");
 - **given up**: a verb that ends an undertaking, in any tense ("give up", "drop", "scrap",
   "shelve", "withdraw"...), a negated intention or future ("not going to", "won't ... anymore",
-  "do not intend to"), "no longer", "no more";
+  "do not intend to"), "no longer", "no more"; for a goal of ending something ("quit smoking",
+  "stop drinking") these say it was done;
 - **changed**: a replacement construction ("instead", "rather than", "in place of", "turned
-  into", "from X to Y"), a verb of changing or rescheduling ("switched", "swapped", "postponed",
+  into"), a verb of changing or rescheduling ("switched", "swapped", "postponed",
   "moved to September"), a new goal or target, or a goal given up in a sentence that says what
   the speaker does now.
 
 A cue counts only when it is not negated ("never gave up"), not hypothetical or approximate
 ("might quit", "almost finished") and its subject is not another person ("my sister got
 her licence"): `goal_rules` asks for the sentence to be the speaker's, about the goal, and not
-a question. The verb classes are closed grammatical classes (ending, achieving, changing), matched in
-every inflection through `memory.text.verbs`; nothing here names a topic.
+a question. The verb classes are closed classes (ending, achieving, getting, changing), matched
+in every inflection through `memory.text.verbs`; nothing here names a topic. A clause is read
+for a change first (on its whole sentence: a replacement spans clauses), then for the goal's
+own verb done, then for giving up, then for done.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from memory.text.sparse import token_set
 from memory.text.verbs import inflections, perfective
 
 
-def _forms(bases: Iterable[str], tail: str = "") -> str:
+def _forms(bases: Iterable[str]) -> str:
     """A regex alternation of every inflection of each base verb (a phrasal verb's particle
     after its first word: "give up" -> gave up, giving up...)."""
     out: set[str] = set()
@@ -41,7 +45,7 @@ def _forms(bases: Iterable[str], tail: str = "") -> str:
         verb, _, rest = phrase.partition(" ")
         for form in inflections(verb):
             out.add(re.escape(f"{form} {rest}".strip()).replace(r"\ ", r"\s+"))
-    return "(?:" + "|".join(sorted(out, key=len, reverse=True)) + ")" + tail
+    return "(?:" + "|".join(sorted(out, key=len, reverse=True)) + ")"
 
 
 def _perfective_forms(bases: Iterable[str]) -> str:
@@ -60,7 +64,8 @@ _ENDING_VERBS = frozenset(b.split()[0] for b in _ENDING_BASES) | {"kick", "cut"}
 """The verb of a goal of ending something ("quit smoking", "stop drinking", "kick the habit",
 "cut out sugar"): its object ended is the goal done."""
 _GIVEN_UP = re.compile(
-    rf"\b(?:{_ENDING}(?!\s+(?:at|by|in|into|over|to|for)\b)|let (?:it|that|this|them|the \w+(?: \w+)?) go|no longer|no more|"
+    rf"\b(?:{_ENDING}(?!\s+(?:at|by|in|into|over|to|for)\b)|"
+    r"let (?:it|that|this|them|the \w+(?: \w+)?) go|no longer|no more|"
     r"(?:is|isn't|not) happening|done with|for good)\b(?!['’]\w)",
     re.IGNORECASE,
 )
@@ -80,7 +85,8 @@ _ACHIEVING = _perfective_forms(
 _DONE = re.compile(
     rf"\b(?:{_ACHIEVING}|(?:did|done|made|nailed) it|crossed the finish|complete|"
     r"done(?!\s+for\s+(?:the|today|tonight|now|this|a)\b)|"
-    r"(?:hit|reached|met|smashed) (?:my|the|our) (?:goal|target)|(?:goal|target) (?:reached|met|hit)|"
+    r"(?:hit|reached|met|smashed) (?:my|the|our) (?:goal|target)|"
+    r"(?:goal|target) (?:reached|met|hit)|"
     r"can (?:\w+ ){0,3}now)\b(?!['’]\w)",
     re.IGNORECASE,
 )
@@ -106,7 +112,8 @@ _WHEN = (
 _CHANGED = re.compile(
     rf"\b(?:instead|rather than|in place of|{_CHANGING}|"
     rf"(?:moved|pushed|put off|delayed) (?:\w+ )?(?:to|until|till) {_WHEN}|"
-    r"new (?:goal|target|plan)|(?:now|am|'m) aiming|aiming (?:for|at)|changed my mind)\b(?!['’]\w)",
+    r"new (?:goal|target|plan)|(?:now|am|'m) aiming|aiming (?:for|at)|changed my mind)"
+    r"\b(?!['’]\w)",
     re.IGNORECASE,
 )
 _NOW_DOING = re.compile(
@@ -166,7 +173,8 @@ def _cue(sentence: str, pattern: re.Pattern[str]) -> bool:
 
 
 def _done_by_its_verb(sentence: str, verb: str, words: frozenset[str]) -> bool:
-    """The goal's own verb in a perfective form, governing one of `words` (or "it")."""
+    """`verb` (the goal's own, or one of getting) in a perfective form, governing one of
+    `words` (or "it")."""
     forms = "|".join(re.escape(f) for f in sorted(perfective(verb), key=len, reverse=True))
     for match in re.finditer(rf"\b(?:{forms})\b(?!['’]\w)", sentence, re.IGNORECASE):
         if not _holds(sentence, match.start()):
