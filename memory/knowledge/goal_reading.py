@@ -30,6 +30,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from memory.schema import GoalStatus
 from memory.text.relations import RELATIONS
@@ -172,11 +173,16 @@ def _cue(sentence: str, pattern: re.Pattern[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=1024)
+def _perfective_of(verb: str) -> re.Pattern[str]:
+    forms = "|".join(re.escape(f) for f in sorted(perfective(verb), key=len, reverse=True))
+    return re.compile(rf"\b(?:{forms})\b(?!['’]\w)", re.IGNORECASE)
+
+
 def _done_by_its_verb(sentence: str, verb: str, words: frozenset[str]) -> bool:
     """`verb` (the goal's own, or one of getting) in a perfective form, governing one of
     `words` (or "it")."""
-    forms = "|".join(re.escape(f) for f in sorted(perfective(verb), key=len, reverse=True))
-    for match in re.finditer(rf"\b(?:{forms})\b(?!['’]\w)", sentence, re.IGNORECASE):
+    for match in _perfective_of(verb).finditer(sentence):
         if not _holds(sentence, match.start()):
             continue
         rest = sentence[match.end() :]
@@ -194,13 +200,19 @@ _GETTING = ("get", "buy", "earn", "win", "obtain", "receive")
 up for a car" <- "bought the car")."""
 
 
+@lru_cache(maxsize=4096)
+def _says_change(sentence: str) -> bool:
+    """A change cue in the sentence (read once for all its clauses)."""
+    return _cue(sentence, _CHANGED)
+
+
 def read(
     clause: str, sentence: str, objects: frozenset[str], verb: str | None
 ) -> GoalStatus | None:
     """What a clause about the goal (of `sentence`; `objects`: the goal's object words without
     its verb; `verb`: the goal's verb) says: evolved (read on the whole sentence, as a
     replacement spans clauses), abandoned, completed, or None when it says neither."""
-    if _cue(sentence, _CHANGED):
+    if _says_change(sentence):
         return GoalStatus.EVOLVED
     verbs = (verb, *_GETTING) if verb else _GETTING
     if any(_done_by_its_verb(clause, v, objects) for v in verbs):
