@@ -6,14 +6,15 @@ October", "in six months"; `SILENT_DAYS` after the last mention when it names no
 active. Also what a model judging goals is given (`Case`) and answers (`Verdict`, `Judge`).
 Pure functions over the tenant's turns (`Timeline`): no I/O, no model.
 
-A sentence is about the goal when it shares its object words: the goal's content words without
+A clause is about the goal when it shares its object words: the goal's content words without
 goal verbs ("want", "hope"), the subject's name and calendar words ("this year", "October",
 "2026": a date in either sentence neither makes nor blocks a match). It must share one of them
 that is not the first (the first is mostly the goal's verb: "went for a run" is not about "run
-a marathon", "finished the marathon" is), or the only one. A sentence that is a
-question, or whose cue has another person as its subject ("my sister got her licence"), says
-nothing about the speaker's goal; a sentence naming nothing ("I stopped writing it") reads the
-sentence before it in the same turn as what "it" is.
+a marathon", "finished the marathon" is), or the only one. Clauses are split at commas, colons,
+semicolons, dashes and "and"/"but"/"so", so one item of a list is read on its own; a clause
+naming the goal without its words ("I stopped writing it", "I hit my target") reads its whole
+sentence and the sentence before. A question says nothing. What a clause about the goal says
+(done, given up, changed) is read by `memory.knowledge.goal_reading` from grammatical signals.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from memory.knowledge.goal_reading import goal_verb, read, read_fact
 from memory.schema import (
     USER_SUBJECT,
     Episode,
@@ -35,7 +37,6 @@ from memory.schema import (
     as_utc,
     normalise_text,
 )
-from memory.text.relations import RELATIONS
 from memory.text.sparse import token_set, tokenize
 from memory.text.timeparse import parse_time
 from memory.write.contextual import speaker_label
@@ -48,39 +49,12 @@ QUOTE = 120
 """Characters of the evidence sentence kept in a reason."""
 
 
-_DONE = re.compile(
-    r"\b(finished|finally did|completed|achieved|accomplished|did it|made it|managed to|"
-    r"succeeded|passed|graduated|ran|reached|crossed the finish|nailed it|got my|learned|"
-    r"learnt|bought|done|"
-    r"(?:hit|reached|met|smashed) (?:my|the|our) (?:goal|target)|(?:goal|target) (?:reached|met|hit)|"
-    r"can (?:\w+ ){0,3}now)\b",
-    re.IGNORECASE,
+_ANAPHOR = re.compile(
+    r"\b(it|that|this|them|goal|target|plan|dream|aim|resolution)\b", re.IGNORECASE
 )
-_GAVE_UP = re.compile(
-    r"\b(gave up|give up|giving up|given up|stopped|quit|quitting|abandoned|no longer|"
-    r"not going to|decided against|dropped|called off|cancelled|canceled|forget about|"
-    r"not doing|not anymore|shelved|(?:is|isn't|not) happening|let it go|for good)\b",
-    re.IGNORECASE,
-)
-_CHANGED = re.compile(
-    r"\b(instead|rather than|switch(?:ed|ing)? (?:from|to)|"
-    r"change[ds]? (?:of )?(?:my |our |the )?(?:plans?|goal|mind|target)|"
-    r"new (?:goal|target|plan)|now aiming|aiming for|scal(?:ed|ing) (?:back|down|up))\b",
-    re.IGNORECASE,
-)
-_NEGATED = re.compile(
-    r"\b(not|never|no|n't|haven't|hasn't|didn't|don't|won't|yet to)\W*(\w+\W+){0,2}$"
-)
-_HAPPENING = re.compile(r"\bis happening\b", re.IGNORECASE)
-_OTHER_SUBJECT = re.compile(
-    r"\b(?:(?:my|our|his|her|their)\s+(?:(?:little|big|older|younger|best)\s+)?(?:"
-    + "|".join(sorted(RELATIONS, key=len, reverse=True))
-    + r")s?|he|she|they)\s+(?:\w+\s+)?$",
-    re.IGNORECASE,
-)
-"""Text before a cue whose subject is another person: "my sister (just) got ..."."""
-_PRONOUN = re.compile(r"\b(it|that|this|them)\b", re.IGNORECASE)
+"""A clause that names the goal without its words: "I stopped writing it", "I hit my target"."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE = re.compile(r"\s*[,;:]\s*|\s+(?:and|but|so)\s+|\s+[-–—]+\s+", re.IGNORECASE)
 _GOAL_WORDS = token_set(
     "goal goals dream aim aiming resolution want wants wanted hope hoping try trying "
     "working towards toward saving save user instead"
@@ -234,55 +208,49 @@ def _is_speaker(subject: str, turn: Turn) -> bool:
     return turn.speaker is not None and normalise_text(turn.speaker) == normalise_text(subject)
 
 
-def _cue(sentence: str, pattern: re.Pattern[str]) -> bool:
-    for match in pattern.finditer(sentence):
-        before = sentence[: match.start()]
-        if _NEGATED.search(before.lower()) or _OTHER_SUBJECT.search(before):
-            continue
-        if pattern is _GAVE_UP and _HAPPENING.fullmatch(match.group(0)):
-            continue  # "is happening" gives up only negated ("isn't happening")
-        return True
-    return False
-
-
 def _quote(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= QUOTE else flat[: QUOTE - 1].rstrip() + "…"
 
 
-_SAID = (
-    (GoalStatus.EVOLVED, _CHANGED, "said it changed"),
-    (GoalStatus.ABANDONED, _GAVE_UP, "said it was given up"),
-    (GoalStatus.COMPLETED, _DONE, "said it was done"),
-)
-"""The cues of a sentence about the goal, in order: a change that names what comes instead
-before giving up ("gave up the marathon, a half instead"), giving up before done ("done with
-it for good")."""
+_SAID = {
+    GoalStatus.EVOLVED: "said it changed",
+    GoalStatus.ABANDONED: "said it was given up",
+    GoalStatus.COMPLETED: "said it was done",
+}
 
 
 def said_verdict(
     goal: Goal, mention: Mention, words: frozenset[str] | None = None
 ) -> Verdict | None:
-    """Evolved, abandoned or completed when a sentence of the mention says so about the goal's
-    object (`words`: its `object_words`, when the caller has them; the order of
-    `object_terms` decides which word is its verb)."""
-    if not any(pattern.search(mention.text) for _, pattern, _ in _SAID):
-        return None  # no cue at all: most mentions, and the cheapest test
+    """Evolved, abandoned or completed when a clause of the mention about the goal's object
+    says so (`goal_reading.read`; `words`: its `object_words`, when the caller has them; the
+    order of `object_terms` decides which word is its verb)."""
     terms = object_terms(goal)
     if words is not None:
         terms = tuple(t for t in terms if t in words) or tuple(words)
     if not terms:
         return None
+    objects = frozenset(terms[1:] if len(terms) > 1 else terms)
+    verb = goal_verb(goal.text)
     before: frozenset[str] = frozenset()
     for sentence in _SENTENCE.split(mention.text):
         said = token_set(sentence)
-        words_of = said | before if _PRONOUN.search(sentence) else said
+        context = said | before
         before = said
-        if sentence.rstrip().endswith("?") or not about(terms, words_of):
+        if sentence.rstrip().endswith("?"):
             continue
-        for status, pattern, verb in _SAID:
-            if _cue(sentence, pattern):
-                return Verdict(status, f'{verb}: "{_quote(sentence)}"', mention.episode_uid)
+        for clause in _CLAUSE.split(sentence):
+            words_of = token_set(clause)
+            if _ANAPHOR.search(clause):
+                words_of |= context
+            if not about(terms, words_of):
+                continue
+            status = read(clause, sentence, objects, verb)
+            if status is not None:
+                return Verdict(
+                    status, f'{_SAID[status]}: "{_quote(sentence)}"', mention.episode_uid
+                )
     return None
 
 
@@ -321,9 +289,9 @@ def offline_verdict(
 def replaced_verdict(new: Fact, evidence: str | None) -> Verdict:
     """Rule 1: what superseding the goal's fact by `new` makes of the goal."""
     if new.kind is not FactKind.GOAL:
-        for status, pattern in ((GoalStatus.ABANDONED, _GAVE_UP), (GoalStatus.COMPLETED, _DONE)):
-            if _cue(new.text, pattern):
-                return Verdict(status, f"superseded by: {_quote(new.text)}", evidence)
+        status = read_fact(new.text)
+        if status is not None:
+            return Verdict(status, f"superseded by: {_quote(new.text)}", evidence)
     return Verdict(GoalStatus.EVOLVED, f"replaced by a newer goal: {_quote(new.text)}", evidence)
 
 

@@ -10,12 +10,15 @@ time, in this order:
    subject and attribute, another value); superseded by a fact that is not a goal, it is
    completed or abandoned when that fact's text says so, else evolved;
 2. **evolved** / **abandoned** / **completed**: the first later turn of the same speaker with a
-   sentence about the goal's object (`goal_rules.about`: a shared object word other than the
+   clause about the goal's object (`goal_rules.about`: a shared object word other than the
    goal's verb; calendar words never count, so "I finished the marathon" is about "run a
-   marathon this year") that says it changed ("instead", "switched to", "changed my mind"),
-   was given up ("gave up", "stopped", "shelved", ...) or was done ("finished", "passed",
-   "crossed the finish", "hit my target", ...), not negated, not a question and not about
-   another person ("my sister got her licence");
+   marathon this year") that says it changed (a replacement construction or a verb of
+   changing: "instead", "rather than", "switched", "postponed to May"), was given up (a verb
+   of ending in any tense, a negated intention: "dropped", "scrapped", "not going to ... after
+   all", "no longer") or was done (the goal's own verb or a verb of achieving or getting in a
+   perfective form governing its object: "ran my first marathon", "passed", "bought the car"),
+   not negated, not hypothetical, not a question and not about another person ("my sister got
+   her licence"): `goal_reading`;
 3. **abandoned** by silence: no turn of that speaker has mentioned the goal's object words
    for more than `SILENT_DAYS` days at the run's time, and the goal's own horizon ("this
    year", "by October", "in six months": `goal_rules.horizon`), when it names one, is over;
