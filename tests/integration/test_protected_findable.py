@@ -10,16 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from graph.bookkeeping import run_episode
 from memory.retrieval.recipes import get_recipe
 from memory.schema import Fact, FactPrecision
 from memory.services import Services
 from memory.sleep.levels import Level
 from memory.sleep.plan import Decision
 from memory.sleep.rescore import Candidate
-from memory.write.episodes import remember
 from serve.api import Memory
-from tasks.route import heuristic_assessment
 from tests.integration.test_consolidation import T0, sleep, tell
 
 FLOOR = get_recipe("SIMPLE").priors.min_salience
@@ -127,25 +124,6 @@ ASKED = [  # (day, text): the day is the thread; each question's answer is the n
 ]
 
 
-async def told_alone(services: Services, tenant: str, lines: list[tuple[int, str]]) -> list[str]:
-    """The user's lines, without replies (smoothing lends a neighbour's relevance in full to a
-    one-sided turn), minutes apart, each day a thread."""
-    uids = []
-    for i, (day, text) in enumerate(lines):
-        done = await remember(
-            services,
-            tenant=tenant,
-            thread_id=f"day-{day}",
-            user_text=text,
-            agent_text="",
-            at=T0 + timedelta(days=day, minutes=i),
-            ess=heuristic_assessment(text).evidence.record(),
-        )
-        await run_episode(services, tenant, done.uid)
-        uids.append(done.uid)
-    return uids
-
-
 async def rank_of(mem: Memory, user: str, question: str, uid: str) -> int | None:
     hits = await mem.search(user, question, k=10, kinds=("episode",))
     return next((i for i, h in enumerate(hits) if h.uid == uid), None)
@@ -161,7 +139,10 @@ async def test_a_protected_turn_keeps_the_turn_beside_it_and_so_its_rank(
     the answer keeps its rank; a turn next to it on the chain but of another thread, and one
     beside no protected turn, are archived as decided."""
     mem = Memory(services)
-    uids = await told_alone(services, "ctx", ASKED)
+    # the user's lines alone, minutes apart (smoothing lends a one-sided turn its neighbour's
+    # relevance in full)
+    lines = [(day + i / 1440, text) for i, (day, text) in enumerate(ASKED)]
+    uids = await tell(services, "ctx", lines, reply="")
     question, answer, ok, tv = uids[0], uids[1], uids[2], uids[7]
     swim = Fact(uid="f-swim", tenant="ctx", text="The user swims laps at the pool", valid_from=T0)
     await services.graph.facts.add(swim, answer)
