@@ -40,7 +40,7 @@ async def context_of_protected(services: Services, tenant: str, uids: Sequence[s
         if me is None or me.archived:
             continue  # already out of search: its leaving changes no lift
         for n in around:
-            if n.episode.thread_id == me.thread_id and n.episode.uid != uid:
+            if n.episode.thread_id == me.thread_id:
                 beside.setdefault(uid, []).append(n.episode.uid)
                 if n.episode.pinned:
                     pinned.add(n.episode.uid)
