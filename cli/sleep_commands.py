@@ -67,7 +67,8 @@ def consolidate(
         f"{report['rescored']} rescored, {report['expired']} expired, "
         f"{report['archived']} archived, {report['forgotten']} forgotten "
         f"({report['facts_deleted']} facts, {report['reveries']} reveries), "
-        f"{report['protected']} protected as sole evidence, {report['pinned']} pinned, "
+        f"{report['protected']} protected as sole evidence ({report['context']} beside them), "
+        f"{report['pinned']} pinned, "
         f"{report['kept']} kept; links {report['links_reweighed']} reweighed, "
         f"{report['links_pruned']} pruned; {report['summaries']} session summaries written"
     )

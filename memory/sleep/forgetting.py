@@ -6,8 +6,10 @@ stores; a faded one, salience < 0.1, leaves a reverie). The classifier is the LL
 one (`tasks.forgetting`), else utility thresholds. Whatever the classifier says, cornerstones and
 pinned episodes are never touched (a pin is re-read before each ARCHIVE and FORGET is applied)
 and an episode that is the only evidence of an active belief, the only source of a current
-fact or a source of a current timeless fact (precision `unbounded`) is KEPT; the facts only a forgotten episode stated are deleted, facts it shared keep their
-other sources (and their vector is re-pointed at one). The decisions are applied through a
+fact or a source of a current timeless fact (precision `unbounded`) is KEPT, and so is a turn
+next to a protected one on its thread (`memory.sleep.protection`: retrieval lends a turn its
+neighbour's relevance); the facts only a forgotten episode stated are deleted, facts it shared
+keep their other sources (and their vector is re-pointed at one). The decisions are applied through a
 crash-safe plan (`memory.sleep.plan`).
 """
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 from memory.schema import as_utc
 from memory.sleep.levels import Progress
 from memory.sleep.plan import Applied, Decision, carry_out
+from memory.sleep.protection import context_of_protected
 from memory.sleep.rescore import Candidate, score
 from memory.sleep.reveries import Impress
 from memory.sleep.salience import is_cornerstone
@@ -125,6 +128,10 @@ async def forget(
         for uid in protected:
             plan.pop(uid)
         total["protected"] += len(protected)
+        beside = await context_of_protected(services, tenant, list(plan))
+        for uid in beside:
+            plan.pop(uid)
+        total["context"] += len(beside)
         kept += sum(1 for c in batch if c.episode.uid not in plan)
         salience = {c.episode.uid: c.salience for c in batch}
         total += await carry_out(services, tenant, plan, now, salience, impress=impress)

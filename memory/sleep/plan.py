@@ -48,8 +48,9 @@ class Decision(StrEnum):
 Applied = Counter[str]
 """What applying decisions did, by report field (`memory.sleep.report`): `archived`,
 `forgotten`, `protected` (kept as the only evidence of an active belief or the only source of a
-current fact), `pinned` (left alone: pinned since the decision was made), `facts_deleted`,
-`reveries`, `summaries` (session summaries rebuilt or removed)."""
+current fact), `context` (kept next to a protected turn, `memory.sleep.protection`), `pinned`
+(left alone: pinned since the decision was made), `facts_deleted`, `reveries`, `summaries`
+(session summaries rebuilt or removed)."""
 
 
 async def save_plan(services: Services, tenant: str, plan: Mapping[str, Decision]) -> None:

@@ -29,6 +29,9 @@ class Report:
     archived: int = 0
     forgotten: int = 0
     protected: int = 0
+    context: int = 0
+    """Turns kept because they are next to a protected one on its thread
+    (`memory.sleep.protection`)."""
     pinned: int = 0
     facts_deleted: int = 0
     reveries: int = 0

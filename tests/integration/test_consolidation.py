@@ -35,7 +35,10 @@ FORGET_ALL = Thresholds(forget=1e9, archive=1e9, forget_salience=1e9, archive_sa
 """Thresholds that forget every candidate: only protection keeps anything."""
 
 
-async def tell(services: Services, tenant: str, lines: Sequence[tuple[float, str]]) -> list[str]:
+async def tell(
+    services: Services, tenant: str, lines: Sequence[tuple[float, str]], reply: str = "OK."
+) -> list[str]:
+    """Each line a turn `day` days after T0 (its thread: the day), answered `reply`."""
     uids = []
     for day, text in lines:
         done = await remember(
@@ -43,7 +46,7 @@ async def tell(services: Services, tenant: str, lines: Sequence[tuple[float, str
             tenant=tenant,
             thread_id=f"day-{int(day)}",
             user_text=text,
-            agent_text="OK.",
+            agent_text=reply,
             at=T0 + timedelta(days=day),
             ess=heuristic_assessment(text).evidence.record(),  # as the agent's router scores it
         )

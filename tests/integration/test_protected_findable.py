@@ -1,16 +1,21 @@
 """Protection means findable, on every graph backend (real stores, the real embedder, offline
 sleep): what sleep protects (the only source of a current fact, a pinned turn, a cornerstone)
 stays above retrieval's salience floor, so search still finds it after two years of deep sleeps;
-an unprotected turn of the same age falls under the floor and leaves search."""
+an unprotected turn of the same age falls under the floor and leaves search. And the turn next
+to a protected one on its thread stays searchable, so the lift retrieval's smoothing gives the
+protected turn survives sleep."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from memory.retrieval.recipes import get_recipe
 from memory.schema import Fact, FactPrecision
 from memory.services import Services
 from memory.sleep.levels import Level
+from memory.sleep.plan import Decision
+from memory.sleep.rescore import Candidate
 from serve.api import Memory
 from tests.integration.test_consolidation import T0, sleep, tell
 
@@ -104,3 +109,58 @@ async def test_a_timeless_fact_keeps_its_turns_findable_while_a_passing_remark_f
     if tram in episodes:  # forgetting may have taken it
         assert episodes[tram].salience < FLOOR
         assert not await found(mem, "tl", questions[tram], tram)
+
+
+ASKED = [  # (day, text): the day is the thread; each question's answer is the next turn
+    (0, "Which sport do I do now that my knee is bad? Not running anymore."),  # context
+    (0, "Laps at the municipal pool, three mornings a week."),  # a current fact's only source
+    (1, "ok"),  # next on the chain, another thread
+    (1, "Which sport does my brother Rui do now?"),
+    (1, "He plays handball on Sundays."),
+    (2, "Which sport does Lina do at school now?"),
+    (2, "Gymnastics on Wednesdays."),
+    (3, "What sport is on TV tonight?"),  # next to no protected turn
+    (3, "The cycling race, I think."),
+]
+
+
+async def rank_of(mem: Memory, user: str, question: str, uid: str) -> int | None:
+    hits = await mem.search(user, question, k=10, kinds=("episode",))
+    return next((i for i, h in enumerate(hits) if h.uid == uid), None)
+
+
+async def test_a_protected_turn_keeps_the_turn_beside_it_and_so_its_rank(
+    services: Services,
+) -> None:
+    """Retrieval lends a turn its thread neighbour's relevance, so archiving the question a
+    protected answer followed would drop the answer below other people's answers (each still
+    lifted by its own question): the answer was second before sleep and third after. Whatever
+    the classifier decides, the turn next to a protected one on its thread stays searchable, so
+    the answer keeps its rank; a turn next to it on the chain but of another thread, and one
+    beside no protected turn, are archived as decided."""
+    mem = Memory(services)
+    # the user's lines alone, minutes apart (smoothing lends a one-sided turn its neighbour's
+    # relevance in full)
+    lines = [(day + i / 1440, text) for i, (day, text) in enumerate(ASKED)]
+    uids = await tell(services, "ctx", lines, reply="")
+    question, answer, ok, tv = uids[0], uids[1], uids[2], uids[7]
+    swim = Fact(uid="f-swim", tenant="ctx", text="The user swims laps at the pool", valid_from=T0)
+    await services.graph.facts.add(swim, answer)
+    assert await services.graph.episodes.sole_evidence("ctx", uids) == {answer}
+    asked = "What sport do I do now?"
+    before = await rank_of(mem, "ctx", asked, answer)
+    assert before == 1, "second, under the question it answers"
+
+    async def archive_these(batch: Sequence[Candidate]) -> dict[str, Decision]:
+        wanted = {question, ok, tv}
+        return {c.episode.uid: Decision.ARCHIVE for c in batch if c.episode.uid in wanted}
+
+    report = await sleep(
+        services, "ctx", Level.DEEP, T0 + timedelta(days=60), classify=archive_these
+    )
+
+    assert await rank_of(mem, "ctx", asked, answer) == before  # third without the rule
+    assert report.context == 1 and report.archived == 2
+    episodes = {e.uid: e for e in await services.graph.episodes.get_many("ctx", uids)}
+    assert not episodes[question].archived
+    assert episodes[ok].archived and episodes[tv].archived
