@@ -51,6 +51,6 @@ class Priors:
     those candidates: sharing a concept, linked by co-retrieval, or naming an entity (a person,
     a place) they name or one RELATED_TO hop from it, where few episodes sit at that distance
     (`memory.retrieval.state.linked_cornerstones`); at most `concept_hops` per seed, scored as
-    the concept's members (docs/adr/0155-cornerstones-as-anchors.md)."""
+    the concept's members (docs/adr/0148-one-ranking-reads-memory-state.md, amendment)."""
     min_salience: float = 0.1
     """Episodes with a lower salience are left out."""
