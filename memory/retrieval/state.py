@@ -28,6 +28,7 @@ factor scales a candidate whose sources a better candidate already holds (`Reran
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -156,24 +157,38 @@ async def linked_cornerstones(
     more, or naming one of its entities or an entity one RELATED_TO hop from one, where at most
     `Graph.pointer_max` episodes sit at that distance (the speaker named in every turn links
     nothing); of those, the ones with at least `CORNERSTONE_CONNECTIONS` connections."""
+    graph = services.graph
     linked: dict[str, set[str]] = {seed: set(concepts.get(seed, ())) for seed in seeds}
-    for link in await services.graph.coretrieval.list(tenant, list(seeds)):
+    links, named = await asyncio.gather(
+        graph.coretrieval.list(tenant, list(seeds)),
+        asyncio.gather(*(graph.entities.of_episode(tenant, seed) for seed in seeds)),
+    )
+    for link in links:
         if link.weight >= STRONG_LINK:
             for a, b in ((link.a, link.b), (link.b, link.a)):
                 if a in linked:
                     linked[a].add(b)
     most = recipe.graph.pointer_max
     limit = 2 * most + 2  # both distances complete whenever each is specific
-    for seed in seeds:
-        for entity in await services.graph.entities.of_episode(tenant, seed):
-            hits = await services.graph.entities.episodes_near(tenant, [entity.name], 1, limit)
-            at: dict[int, list[str]] = {}
-            for hit in hits:
-                at.setdefault(hit.distance, []).append(hit.episode_uid)
-            cut = hits[-1].distance if len(hits) >= limit else None
-            for distance, near in at.items():
-                if distance != cut and len(near) <= most:
-                    linked[seed].update(near)
+    names = sorted({e.name for entities in named for e in entities})
+    walks = await asyncio.gather(
+        *(graph.entities.episodes_near(tenant, [name], 1, limit) for name in names)
+    )
+    near: dict[str, set[str]] = {}
+    for name, hits in zip(names, walks, strict=True):
+        at: dict[int, list[str]] = {}
+        for hit in hits:
+            at.setdefault(hit.distance, []).append(hit.episode_uid)
+        cut = hits[-1].distance if len(hits) >= limit else None
+        near[name] = {
+            uid
+            for distance, uids in at.items()
+            if distance != cut and len(uids) <= most
+            for uid in uids
+        }
+    for seed, entities in zip(seeds, named, strict=True):
+        for entity in entities:
+            linked[seed] |= near[entity.name]
     for seed, reach in linked.items():
         reach.discard(seed)
     wanted = sorted(set().union(*linked.values())) if linked else []
