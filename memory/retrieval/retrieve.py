@@ -37,7 +37,7 @@ from memory.retrieval.facts import FactPool, applicable_instructions, gather_fac
 from memory.retrieval.passes import Combined, Pass, combined, run_pass
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
-from memory.retrieval.state import concept_hop, cornerstone_hop, diversified, read_state
+from memory.retrieval.state import diversified, hops, read_state
 from memory.schema import Fact, as_utc
 from memory.text.timeparse import Resolution, parse_time
 
@@ -137,6 +137,5 @@ async def _episodes(
         services, tenant, [r.episode.uid for r in ranked], recipe, question.cutoff
     )
     out = episode_candidates(ranked, question, recipe, state)
-    out += await concept_hop(services, tenant, out, state, recipe, question)
-    out += await cornerstone_hop(services, tenant, out, state, recipe, question)
+    out += await hops(services, tenant, out, state, recipe, question)
     return out, best

@@ -49,8 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MemoryState",
-    "concept_hop",
-    "cornerstone_hop",
+    "hops",
     "diversified",
     "read_state",
     "slept",
@@ -211,7 +210,7 @@ def state_terms(episode: Episode, association: float, question: Question, priors
     )
 
 
-async def concept_hop(
+async def hops(
     services: Services,
     tenant: str,
     seeds: Sequence[Candidate],
@@ -219,26 +218,16 @@ async def concept_hop(
     recipe: Recipe,
     question: Question,
 ) -> list[Candidate]:
-    """The members of the seeds' concepts that are not candidates yet, at most
+    """The members of the seeds' concepts, then the cornerstones linked to them
+    (`linked_cornerstones`), that are not candidates yet: of each, at most
     `Priors.concept_hops` per seed (most salient first), each scored its seed's score x
     `Time.neighbour_decay`; none created after the question, archived or under the salience
     floor."""
-    return await _hop(services, tenant, seeds, state, state.concepts, recipe, question, "concept")
-
-
-async def cornerstone_hop(
-    services: Services,
-    tenant: str,
-    seeds: Sequence[Candidate],
-    state: MemoryState,
-    recipe: Recipe,
-    question: Question,
-) -> list[Candidate]:
-    """The cornerstones linked to the seeds (`linked_cornerstones`) that are not candidates yet,
-    chosen and scored as the concept hop's members (`concept_hop`)."""
-    return await _hop(
-        services, tenant, seeds, state, state.cornerstones, recipe, question, "cornerstone"
+    out = await _hop(services, tenant, seeds, state, state.concepts, recipe, question, "concept")
+    out += await _hop(
+        services, tenant, [*seeds, *out], state, state.cornerstones, recipe, question, "cornerstone"
     )
+    return out
 
 
 async def _hop(
