@@ -55,6 +55,7 @@ from memory.retrieval.retrieve import retrieve
 from memory.schema import VECTOR_KINDS, EpisodeStatus, NewEpisode, stable_uid
 from memory.services import Services
 from memory.settings import Settings, load_settings
+from memory.sleep.salience import is_cornerstone
 from memory.write.episodes import remember
 from memory.write.sessions import summarise_sessions
 from tasks.route import DEFAULT_N_RESULTS, heuristic_assessment
@@ -488,6 +489,8 @@ class SleepReport:
     ranking: str = "agent"
     unsupported: dict[str, int] = field(default_factory=dict)
     episodes_left: dict[str, int] = field(default_factory=dict)
+    cornerstones: dict[str, int] = field(default_factory=dict)
+    """tenant -> episodes left with at least `CORNERSTONE_CONNECTIONS` connections at the end."""
     consolidation: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=dict)
@@ -508,6 +511,7 @@ class SleepReport:
             "use_recall": self.use_recall,
             "unsupported_beliefs_and_current_facts": self.unsupported,
             "episodes_left": self.episodes_left,
+            "cornerstones": self.cornerstones,
             "consolidation": self.consolidation,
             "seconds": {k: round(v, 1) for k, v in self.seconds.items()},
             "machine": self.machine,
@@ -548,9 +552,11 @@ VARIANTS: dict[str, Recipe] = RANKINGS | {
     "salience": changed(_NONE, {"priors.salience_weight": 0.3}),
     "recency": changed(_NONE, {"priors.recency_weight": 0.2}),
     "association": changed(_NONE, {"priors.association_weight": 0.2}),
+    "no_cornerstones": ablate(SIMPLE, "cornerstones"),
 }
 """The rankings the end-of-year questions are scored with: the `RANKINGS`, the design's state
-weights at half, added as they are (not scaled by the relevance), and each state term alone."""
+weights at half, added as they are (not scaled by the relevance), each state term alone, and
+the agent's without the hop to a cornerstone."""
 
 
 async def _ask(
@@ -728,6 +734,8 @@ async def bench_sleep(
             report.vectors[tenant] = sum(kinds.values())
             report.unsupported[tenant] = await _unsupported(services, tenant)
             report.episodes_left[tenant] = await services.graph.episodes.count(tenant)
+            linked = await services.graph.episodes.connections(tenant, list(sources[tenant]))
+            report.cornerstones[tenant] = sum(1 for n in linked.values() if is_cornerstone(n))
         calls = services.chat.totals.snapshot()  # every request of the bench, offline none
         report.consolidation = totals | {"llm_calls": sum(t["calls"] for t in calls.values())}
     finally:

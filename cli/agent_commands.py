@@ -103,7 +103,11 @@ def memories_table(memories: list[dict[str, Any]], now: datetime) -> Table:
         text = safe(said[:160])
         if fragment and fragment not in said:
             text += f"\n[dim]matched: {safe(str(fragment)[:120])}[/]"
-        reached = m.get("source") in ("neighbour", "concept")  # not found by search itself
+        reached = m.get("source") in (
+            "neighbour",
+            "concept",
+            "cornerstone",
+        )  # not found by search itself
         via = f" [dim]({m['source']})[/]" if reached else ""
         table.add_row(
             str(m.get("rank", "")),

@@ -39,7 +39,7 @@ from memory.sleep.chapters import build_chapters
 from memory.sleep.concepts import build_concepts
 from memory.sleep.coretrieval import decay_links
 from memory.sleep.diary import write_diary
-from memory.sleep.fidelity import check_fidelity
+from memory.sleep.fidelity import check_fidelity, remember_check
 from memory.sleep.leases import holding
 from memory.sleep.levels import Level, Progress, parse_level, parse_now, remember_run
 from memory.sleep.report import Report
@@ -286,9 +286,11 @@ async def reflect(state: ConsolidationState, runtime: Runtime[Context]) -> dict[
 
 async def fidelity(state: ConsolidationState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Compare the agent's account of the person with their own words
-    (`memory.sleep.fidelity`): what drifted, in the report."""
+    (`memory.sleep.fidelity`): what drifted, in the report, and kept as the last check
+    (`mneme doctor` shows it)."""
     run = await begin(state, runtime)
     found = await check_fidelity(run.services, run.tenant)
+    await remember_check(run.services, run.tenant, run.now, found)
     return run.done("fidelity", fidelity=found.summary(), notes=[found.note()])
 
 

@@ -14,7 +14,7 @@ from memory.schema import as_utc
 if TYPE_CHECKING:
     from memory.schema import Episode
 
-Source = Literal["search", "neighbour", "entity", "cause", "concept"]
+Source = Literal["search", "neighbour", "entity", "cause", "concept", "cornerstone"]
 
 
 @dataclass(slots=True)
@@ -38,7 +38,8 @@ class Candidate:
     source: Source = "search"
     neighbour_of: str | None = None
     """The candidate it was reached from: a temporal neighbour's seed, or the seed whose
-    concept a hop through a concept (`source` "concept") came from."""
+    concept a hop through a concept (`source` "concept") or whose link a hop to a cornerstone
+    (`source` "cornerstone") came from."""
     offset: int = 0
     """Position relative to `neighbour_of` on the TEMPORAL_NEXT chain (negative: earlier)."""
     signals: dict[str, float] = field(default_factory=dict)
@@ -93,7 +94,8 @@ def reached(
     offset: int = 0,
 ) -> Candidate:
     """An episode reached from a candidate (`seed`) rather than found by search: a temporal
-    neighbour (`offset` its place on the chain) or a member of the seed's concept; it scores
+    neighbour (`offset` its place on the chain), a member of the seed's concept or a cornerstone
+    linked to it; it scores
     `share` x the seed's score and relevance, its user's side answering."""
     return from_episode(
         episode,

@@ -17,7 +17,7 @@ class Priors:
     writing, which says little about which memory answers a question
     (docs/adr/0017-ranking-departs-from-design-weights.md), and no access has been consolidated
     yet. Their weights are 0, by measurement (docs/adr/0148-one-ranking-reads-memory-state.md);
-    the hop through a concept is on."""
+    the hop through a concept, and to a cornerstone, is on."""
 
     salience_weight: float = 0.0
     """Weight of the episode's salience (docs/design.md section 7: age, use, connections,
@@ -46,5 +46,11 @@ class Priors:
     associative hop through a concept."""
     concept_seeds: int = 3
     """How many of the best candidates lend their concepts (`concept_hops`)."""
+    cornerstones: bool = True
+    """The hop also reaches the cornerstones (`memory.sleep.salience.is_cornerstone`) linked to
+    those candidates: sharing a concept, linked by co-retrieval, or naming an entity (a person,
+    a place) they name or one RELATED_TO hop from it, where few episodes sit at that distance
+    (`memory.retrieval.state.linked_cornerstones`); at most `concept_hops` per seed, scored as
+    the concept's members (docs/adr/0148-one-ranking-reads-memory-state.md, amendment)."""
     min_salience: float = 0.1
     """Episodes with a lower salience are left out."""

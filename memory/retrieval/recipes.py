@@ -309,6 +309,7 @@ PARTS: dict[str, dict[str, object]] = {
         "priors.association_weight": 0.0,
         "priors.concept_hops": 0,
     },
+    "cornerstones": {"priors.cornerstones": False},
 }
 """Parts that `ablate` can turn off, and what turning each off changes (`step.field`: value)."""
 

@@ -11,7 +11,8 @@ It reads as its steps, each a module of its own that can be read and tested alon
                 recency of use, co-retrieval links and concepts (`memory.retrieval.state`)
     assemble    the best episodes as candidates: the final score, the sides of a turn, the
                 turn-shape discounts (`memory.retrieval.assemble`, `memory.retrieval.boosts`)
-    expand      the members of the best ones' concepts (`Priors.concept_hops`), the turns
+    expand      the members of the best ones' concepts (`Priors.concept_hops`) and the
+                cornerstones linked to them (`Priors.cornerstones`), the turns
                 around the best ones (`Time.neighbours`), and the facts ranked among the
                 turns, each carrying its source episodes
     diversity   a candidate whose sources better ones hold scores x `Rerank.diversity`
@@ -36,7 +37,7 @@ from memory.retrieval.facts import FactPool, applicable_instructions, gather_fac
 from memory.retrieval.passes import Combined, Pass, combined, run_pass
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
-from memory.retrieval.state import concept_hop, diversified, read_state
+from memory.retrieval.state import diversified, hops, read_state
 from memory.schema import Fact, as_utc
 from memory.text.timeparse import Resolution, parse_time
 
@@ -136,5 +137,5 @@ async def _episodes(
         services, tenant, [r.episode.uid for r in ranked], recipe, question.cutoff
     )
     out = episode_candidates(ranked, question, recipe, state)
-    out += await concept_hop(services, tenant, out, state, recipe, question)
+    out += await hops(services, tenant, out, state, recipe, question)
     return out, best

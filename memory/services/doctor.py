@@ -5,7 +5,8 @@ vectors: episodes without vectors, vectors without episodes, session summaries w
 vectors, episodes stuck before `indexed`;
 and the write path: turns waiting in the outbox (depth and age), records in its dead letter,
 and quarantined episodes with their reasons; and sleep: whether the server's schedule runs it,
-and when each level last ran. It reads across tenants (a maintenance view) and changes nothing.
+when each level last ran, and what deep sleep's last fidelity check found (as kept, not run
+again). It reads across tenants (a maintenance view) and changes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from memory.schema import SCHEMA_VERSION, EpisodeStatus, as_utc, utcnow
 from memory.services import Services
 from memory.services.core import check_not_legacy
 from memory.settings import ConfigError, Settings, load_settings
+from memory.sleep.fidelity import last_check
 from memory.sleep.levels import Level, last_runs
 from memory.stores.base import SchemaMismatch, StoreError, StoreLocked
 from memory.tenant import RULE, valid_ids
@@ -93,6 +95,7 @@ async def run_doctor(settings: Settings | None = None) -> DoctorReport:
         await _check_consistency(services, report)
         await _check_quarantine(services, report)
         await check_sleep(services, report)
+        await check_fidelity_kept(services, report)
     finally:
         await services.close()
     return report
@@ -344,3 +347,39 @@ async def check_sleep(services: Services, report: DoctorReport) -> None:
             + (f" ({missing} of {len(tenants)} users never)" if missing else "")
         )
     report.add("sleep", True, f"{schedule}; last run: {', '.join(levels)}")
+
+
+async def check_fidelity_kept(services: Services, report: DoctorReport) -> None:
+    """Fidelity: what deep sleep's last check found for each user (`memory.sleep.fidelity`,
+    read as kept, not run again): when the newest ran, the users whose account drifted from
+    their words (how many records, by reason) or that none did, and how many users it has not
+    checked yet. Informational: a drift is the person's to settle, not the store's health."""
+    tenants = valid_ids(await services.graph.episodes.list_tenants())
+    kept = {t: c for t in tenants if (c := await last_check(services, t)) is not None}
+    if not kept:
+        report.add("fidelity", True, "never checked (deep sleep checks it)")
+        return
+    newest = max(c.at for c in kept.values()).isoformat(timespec="minutes")
+    drifted = [
+        f"{t} {c.drifts} of {c.checked} records ("
+        + ", ".join(f"{n} {reason}" for reason, n in sorted(c.drifted.items()))
+        + f", checked {c.at.isoformat(timespec='minutes')})"
+        for t, c in sorted(kept.items())
+        if c.drifts
+    ]
+    if drifted:
+        found = (
+            f"drift in {len(drifted)} of {len(kept)} users' accounts: {'; '.join(drifted[:5])}"
+            + (f"; {len(drifted) - 5} more" if len(drifted) > 5 else "")
+            + "; `mneme fidelity --user ID` lists the records"
+        )
+    else:
+        records = sum(c.checked for c in kept.values())
+        found = f"no drift ({records} records of {len(kept)} users)"
+    missing = len(tenants) - len(kept)
+    report.add(
+        "fidelity",
+        True,
+        f"last check {newest} (deep sleep): {found}"
+        + (f" ({missing} of {len(tenants)} users never checked)" if missing else ""),
+    )

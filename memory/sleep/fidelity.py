@@ -16,13 +16,17 @@ when:
   any way of speaking; not judged with fewer than `MIN_BASELINE` other turns.
 
 `check_fidelity` reads and embeds; it writes nothing. Deep sleep runs it after reflection (the
-report's `fidelity`) and `mneme fidelity --user ID` on demand.
+report's `fidelity`) and keeps what it found, in counts, as the tenant's last check
+(`remember_check`, read by `mneme doctor` through `last_check`); `mneme fidelity --user ID`
+runs it on demand and keeps nothing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -40,6 +44,9 @@ MIN_BASELINE = 10
 DRIFT_SHARE = 0.1
 """A record drifted when more than this share of the person's other turns are closer to it than
 the closest turn it rests on (its words are not among the nearest tenth of what they said)."""
+
+LAST_KEY = "fidelity:last"
+"""Tenant-state key of deep sleep's last check (JSON: `at`, `checked`, `drifted` by reason)."""
 
 _SCAN = 1_000_000
 
@@ -160,4 +167,59 @@ async def check_fidelity(services: Services, tenant: str) -> Fidelity:
     return found
 
 
-__all__ = ["BASELINE", "DRIFT_SHARE", "MIN_BASELINE", "Drift", "Fidelity", "check_fidelity"]
+@dataclass(frozen=True, slots=True)
+class LastCheck:
+    """What the tenant's last kept check found, in counts."""
+
+    at: datetime
+    """The time of the run that checked (a deep sleep's, simulated or real)."""
+    checked: int
+    drifted: dict[str, int]
+    """Drifted records by reason (`Reason`); empty when none drifted."""
+
+    @property
+    def drifts(self) -> int:
+        """How many records drifted."""
+        return sum(self.drifted.values())
+
+
+async def remember_check(services: Services, tenant: str, at: datetime, found: Fidelity) -> None:
+    """Keep `found` (counts only; the records are `mneme fidelity`'s to list) as the tenant's
+    last check, run at `at`. One write that replaces the previous one: a crash before it leaves
+    the previous check, which the next deep sleep replaces."""
+    reasons: dict[str, int] = {}
+    for d in found.drifted:
+        reasons[d.reason] = reasons.get(d.reason, 0) + 1
+    value = {"at": as_utc(at).isoformat(), "checked": found.checked, "drifted": reasons}
+    await services.graph.state.put(tenant, LAST_KEY, json.dumps(value, sort_keys=True))
+
+
+async def last_check(services: Services, tenant: str) -> LastCheck | None:
+    """The tenant's last kept check, or None (never checked, or a value this code cannot read)."""
+    raw = await services.graph.state.get(tenant, LAST_KEY)
+    try:
+        value = json.loads(raw) if raw else None
+        if not isinstance(value, dict):
+            return None
+        drifted = {str(k): int(v) for k, v in dict(value.get("drifted") or {}).items()}
+        return LastCheck(
+            at=as_utc(datetime.fromisoformat(str(value["at"]))),
+            checked=int(value["checked"]),
+            drifted=drifted,
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+__all__ = [
+    "BASELINE",
+    "DRIFT_SHARE",
+    "LAST_KEY",
+    "MIN_BASELINE",
+    "Drift",
+    "Fidelity",
+    "LastCheck",
+    "check_fidelity",
+    "last_check",
+    "remember_check",
+]

@@ -25,3 +25,7 @@ async def test_a_short_simulated_year_compares_like_with_like() -> None:
     awake = [groups for name, groups in use["awake"].items() if name != "relevance"]
     assert all(groups == awake[0] for groups in awake)
     assert set(awake[0]) == {"used", "changed", "unused"}
+    # The cornerstones left at the end, counted for each tenant (the hop to them is scored by
+    # the `no_cornerstones` ranking).
+    assert set(report["cornerstones"]) == {"sleep", "awake"}
+    assert all(isinstance(n, int) and n >= 0 for n in report["cornerstones"].values())

@@ -53,6 +53,7 @@ async def test_doctor_reports_health_and_each_inconsistency(
     code, out = await _cli("doctor")
     assert code == 0, out
     assert "FAIL" not in out and "schema" in out
+    assert "fidelity: never checked (deep sleep checks it)" in out
 
     services = await _open(data_dir, embedder)
     kept = await remember(

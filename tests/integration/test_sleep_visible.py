@@ -1,6 +1,7 @@
 """Sleep on by default where a process lives long enough, and visible, on every graph backend:
 the server's start-up starts the schedule unless MNEME_SLEEP_SCHEDULE=false, and `mneme doctor`
-says whether it runs and when each level last ran."""
+says whether it runs, when each level last ran and what deep sleep's last fidelity check
+found."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
+from memory.schema import Fact
 from memory.services import Services
-from memory.services.doctor import DoctorReport, check_sleep
+from memory.services.doctor import DoctorReport, check_fidelity_kept, check_sleep
+from memory.sleep.fidelity import last_check
 from memory.sleep.levels import Level
 from serve.webapp import start
 from tests.integration.test_consolidation import T0, sleep, tell
@@ -45,6 +48,43 @@ async def test_doctor_shows_the_schedule_and_the_last_run_of_each_level(
 
     with schedule_off(services):
         assert "schedule is off (MNEME_SLEEP_SCHEDULE=false)" in await sleep_line(services)
+
+
+async def fidelity_line(services: Services) -> str:
+    report = DoctorReport()
+    await check_fidelity_kept(services, report)
+    [check] = report.checks
+    assert check.name == "fidelity" and check.ok  # a drift is no failure of the store
+    return check.detail
+
+
+async def test_doctor_shows_the_last_fidelity_check_of_deep_sleep(services: Services) -> None:
+    assert await fidelity_line(services) == "never checked (deep sleep checks it)"
+    await tell(services, "vi", [(0, "I started learning the cello.")])
+    await tell(services, "wu", [(0, "My dog is called Pixel.")])
+    await sleep(services, "vi", Level.DAILY, T0 + timedelta(days=2))
+    assert await last_check(services, "vi") is None, "only deep sleep checks"
+
+    await sleep(services, "vi", Level.DEEP, T0 + timedelta(days=9))
+    kept = await last_check(services, "vi")
+    assert kept is not None and kept.drifts == 0
+    assert await fidelity_line(services) == (
+        f"last check 2025-03-12T09:00+00:00 (deep sleep): no drift ({kept.checked} records of "
+        "1 users) (1 of 2 users never checked)"
+    )
+
+    # A fact about the person that rests on no turn of theirs: drift, kept by the next deep run
+    # (the doctor reads what was kept; it runs no check).
+    await services.graph.facts.add(Fact(uid="cat", tenant="wu", text="has a cat", valid_from=T0))
+    assert await last_check(services, "wu") is None
+    await sleep(services, "wu", Level.DEEP, T0 + timedelta(days=16))
+    kept_wu = await last_check(services, "wu")
+    assert kept_wu is not None and kept_wu.drifted == {"no_evidence": 1}
+    assert await fidelity_line(services) == (
+        "last check 2025-03-19T09:00+00:00 (deep sleep): drift in 1 of 2 users' accounts: "
+        f"wu 1 of {kept_wu.checked} records (1 no_evidence, checked 2025-03-19T09:00+00:00); "
+        "`mneme fidelity --user ID` lists the records"
+    )
 
 
 @contextmanager
