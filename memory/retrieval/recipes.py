@@ -238,6 +238,14 @@ class Rerank:
     """A candidate whose source episodes a better candidate already holds (a fact and the turn
     that stated it, two facts of one turn) scores x this (docs/design.md section 5's diversity
     factor; 1: none)."""
+    newest: bool = True
+    """For a question about the present, the newest of the best candidates that say the same
+    thing takes the place of the best of them (`memory.retrieval.current`)."""
+    oldest: bool = True
+    """For a question about the past, the oldest of them does."""
+    newest_depth: int = 10
+    """Best candidates `newest` and `oldest` read (the first ten, which the evaluations score
+    and the reply draws from)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +311,8 @@ PARTS: dict[str, dict[str, object]] = {
     "causes": {"facts.cause_weight": 0.0},
     "rerank": {"rerank.on": False},
     "diversity": {"rerank.diversity": 1.0},
+    "newest": {"rerank.newest": False},
+    "oldest": {"rerank.oldest": False},
     "state": {
         "priors.salience_weight": 0.0,
         "priors.recency_weight": 0.0,
