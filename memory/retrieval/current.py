@@ -41,6 +41,7 @@ from memory.retrieval.candidates import Candidate
 from memory.retrieval.facts import PAST
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
+from memory.text.questions import asks_share
 
 if TYPE_CHECKING:
     from memory.embeddings.embedders import Matrix
@@ -92,7 +93,8 @@ async def newest_first(
         [question.queries[0], *(text for _, text in top)]
     )
     days = [candidates[i].created_at.date().toordinal() for i, _ in top]
-    places = group([d if when == "present" else -d for d in days], vectors[0], vectors[1:])
+    states = [asks_share(text) < 1.0 for _, text in top]
+    places = group([d if when == "present" else -d for d in days], states, vectors[0], vectors[1:])
     if not places:
         return candidates
     return moved(candidates, [top[k][0] for k in places])
@@ -106,10 +108,13 @@ def said(candidate: Candidate) -> str:
     return user.strip()  # `memory.schema.episode_content` undone
 
 
-def group(days: Sequence[int], question: Matrix, texts: Matrix) -> list[int]:
+def group(
+    days: Sequence[int], states: Sequence[bool], question: Matrix, texts: Matrix
+) -> list[int]:
     """The places (indices into `texts`, best first) of the anchor's group, the one of the
-    latest of `days` first (the best-ranked of that day), then the others in their order; []
-    when the anchor is that one or no group forms. `question` and `texts` are unit vectors."""
+    latest of `days` that `states` something first (the best-ranked of that day; a text that
+    only asks states nothing), then the others in their order; [] when the anchor is that one
+    or no group forms. `question` and `texts` are unit vectors."""
     to_question = texts @ question
     level = float(to_question.mean())
     about = [k for k in range(len(texts)) if to_question[k] >= level]
@@ -118,7 +123,10 @@ def group(days: Sequence[int], question: Matrix, texts: Matrix) -> list[int]:
     anchor = about[0]
     near = max(level, float(to_question[anchor]))
     members = [k for k in about if float(texts[k] @ texts[anchor]) >= near]
-    first = max(members, key=lambda k: (days[k], -k))
+    stating = [k for k in members if states[k]]
+    if not stating:
+        return []
+    first = max(stating, key=lambda k: (days[k], -k))
     if first == anchor:
         return []
     return [first, *(k for k in members if k != first)]
