@@ -134,9 +134,11 @@ def group(
 
 def moved(candidates: list[Candidate], order: list[int]) -> list[Candidate]:
     """`candidates` with the members at `order` (indices, the new order) taking the group's
-    places best first, each with the score (and its sides scaled alike) of the place it takes."""
+    places best first, each with the score (and its sides scaled alike) of the place it takes;
+    the first names the one whose place it took (`Candidate.replaces`)."""
     places = sorted(order)
     scores = [candidates[p].score for p in places]
+    candidates[order[0]].replaces = candidates[places[0]].uid
     out = list(candidates)
     for place, member, score in zip(places, order, scores, strict=True):
         c = candidates[member]
