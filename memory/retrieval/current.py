@@ -8,9 +8,10 @@ matches better (it was said plainly, or more often). Retrieval's relevance does 
 is current; the fact layer knows only when its write path linked the two (SUPERSEDES). This
 step reads it from time and similarity alone, on the final list:
 
-- **the tense of the question** (`tense`): past when it names a time that has ended (a window
-  of `memory.text.timeparse` ending by the question's time), asks for what held before
-  (`memory.retrieval.facts.PAST`), or its auxiliary or copula is in the past tense ("was",
+- **the tense of the question** (`tense`): neither when it names a time that has ended (a
+  window of `memory.text.timeparse` ending by the question's time: what was said then answers,
+  and the time boost finds it); past when it asks for what held before
+  (`memory.retrieval.facts.PAST`) or its auxiliary or copula is in the past tense ("was",
   "were", "did", "had"); present when none of that holds and it names a window that holds the
   question's time ("these days") or its auxiliary or copula is in the present tense ("is",
   "are", "am", "do", "does", "have", "has", "what's"). The closed class of English tense forms
@@ -26,9 +27,8 @@ step reads it from time and similarity alone, on the final list:
   (creation time: when it was said) takes the anchor's score, and the others move one place down
   within the group's places (none leaves the list).
 
-A question about the past, or one neither present nor past, is left as it is (the opposite,
-oldest first, was measured and lost: docs/experiments/knowledge-facts.md). A question about what
-the agent said is left too.
+For a question about the past the oldest of the group takes the place instead (`Rerank.oldest`);
+one neither present nor past, and one about what the agent said, are left as they are.
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ PRESENT_FORM = re.compile(
 def tense(question: Question) -> Tense:
     """Whether `question` asks about the present, the past, or neither (module docstring)."""
     text = " ".join(question.queries)
-    if PAST.search(text) or PAST_FORM.search(text):
-        return "past"
     if any(w.end <= question.cutoff for w in question.windows):
+        return None  # a time that has ended: what was said then answers (`Time.boost`)
+    if PAST.search(text) or PAST_FORM.search(text):
         return "past"
     if PRESENT_FORM.search(text) or any(w.contains(question.cutoff) for w in question.windows):
         return "present"

@@ -31,9 +31,10 @@ def asked(text: str) -> Question:
         ("What sport am I playing these days?", "present"),  # a window that holds now
         ("Am I still engaged?", "present"),
         ("Where did I live before my current place?", "past"),
-        ("What was I driving in 2024?", "past"),
+        ("What was I driving in 2024?", None),  # a time that has ended: its window answers
         ("Who was my first manager at Kiezkraft?", "past"),
-        ("What did I do last week?", "past"),  # a window that has ended
+        ("What did I do last week?", None),
+        ("Who went hiking in June 2023?", None),
         ("Did I ever get that sailing certificate?", "past"),
         ("Tell me about the trip to Skye", None),  # no tense form, no time
     ],
