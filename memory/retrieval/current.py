@@ -8,7 +8,10 @@ matches better (it was said plainly, or more often). Retrieval's relevance does 
 is current; the fact layer knows only when its write path linked the two (SUPERSEDES). This
 step reads it from time and similarity alone, on the final list:
 
-- **the tense of the question** (`tense`): neither when it names a time that has ended (a
+- **the tense of the question** (`tense`), only when the asker speaks of themselves (a
+  first-person pronoun: "where do I live", "where does my sister live"; a question about a named
+  person in the third person asks about events that pile up, and the step cost LoCoMo NDCG@10
+  0.048 without this gate): neither when it names a time that has ended (a
   window of `memory.text.timeparse` ending by the question's time: what was said then answers,
   and the time boost finds it); past when it asks for what held before
   (`memory.retrieval.facts.PAST`) or its auxiliary or copula is in the past tense ("was",
@@ -51,6 +54,10 @@ __all__ = ["Tense", "newest_first", "tense"]
 
 Tense = Literal["present", "past"] | None
 
+FIRST_PERSON = re.compile(r"(?i)\b(i|me|my|mine|we|us|our|ours)\b")
+"""The asker speaks of themselves: what they said of themselves later replaces what they said
+before. A question about someone else in the third person ("What did Caroline paint?") asks
+about events that pile up, not about a value that changed."""
 PAST_FORM = re.compile(r"(?i)\b(was|were|did|had)\b")
 """A finite past form of be, do or have: the question asks about a time before now."""
 PRESENT_FORM = re.compile(
@@ -63,6 +70,8 @@ PRESENT_FORM = re.compile(
 def tense(question: Question) -> Tense:
     """Whether `question` asks about the present, the past, or neither (module docstring)."""
     text = " ".join(question.queries)
+    if not FIRST_PERSON.search(text):
+        return None  # about others, in the third person
     if any(w.end <= question.cutoff for w in question.windows):
         return None  # a time that has ended: what was said then answers (`Time.boost`)
     if PAST.search(text) or PAST_FORM.search(text):

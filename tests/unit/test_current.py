@@ -37,6 +37,8 @@ def asked(text: str) -> Question:
         ("Who went hiking in June 2023?", None),
         ("Did I ever get that sailing certificate?", "past"),
         ("Tell me about the trip to Skye", None),  # no tense form, no time
+        ("Where does Caroline live now?", None),  # a third person: events, not a changed value
+        ("Where does my sister live now?", "present"),
     ],
 )
 def test_the_tense_of_a_question(text: str, expected: str | None) -> None:
