@@ -6,12 +6,8 @@ that period, else what was said in it; or a plain "I don't remember" when no mem
 question.
 
 Relevance without a model: a memory answers when its best point is close in meaning to the
-question (dense cosine >= `RELEVANT_COSINE`) or it holds at least a third of the question's
-content words; and the newest statement of what a relevant memory says, which retrieval put in
-its place for a question about the present (`memory.retrieval.current`), answers as it would
-("I started at Fietsly" for "where do I work now?" over "I work at Veldkamp"). Pure functions:
-no I/O, no model.
-"""
+question (dense cosine >= `RELEVANT_COSINE`), it holds a third of the question's content words,
+or it took a relevant one's place (`Candidate.replaces`). Pure functions: no I/O, no model."""
 
 from __future__ import annotations
 
@@ -252,9 +248,7 @@ CONSIDERED = 3
 
 
 def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
-    """The answer from the best relevant memory that states something (or that took the place
-    of a relevant one as the newest statement of the same thing, `Candidate.replaces`), else
-    `NOTHING`.
+    """The answer from the best relevant memory that states something, else `NOTHING`.
 
     A turn in which the user only asked is no evidence of what the user said: unless the
     question asks what the agent said, its reply (perhaps an earlier wrong answer) is not
@@ -264,8 +258,7 @@ def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime)
         m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=about_agent)
     ]
     bearing = {str(m.get("uid")) for m in statements if relevant(m, question)}
-    for memory in statements[:CONSIDERED]:
-        # the newest statement of what a relevant one says bears on the question as it does
+    for memory in statements[:CONSIDERED]:  # the newest statement of a relevant one's subject
         if str(memory.get("uid")) in bearing or memory.get("replaces") in bearing:
             return answer(memory, question, now)
     return NOTHING
