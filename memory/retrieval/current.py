@@ -1,6 +1,6 @@
 """What is true now: for a question about the present, the newest statement of what the best
 candidates say takes the place of the best of them (issue 30 item 2, issue 32 item 1;
-docs/adr/0152-newest-statement-first.md).
+docs/adr/0152-newest-statement-first.md; off by default, `Rerank.newest`).
 
 A fact that changes is stated again, in other words, later: "I live in Haarlem" in January,
 "I found a place in Leiden" in April. Both match "Where do I live?", and the older often

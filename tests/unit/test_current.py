@@ -12,7 +12,7 @@ import pytest
 from memory.retrieval.candidates import Candidate
 from memory.retrieval.current import group, moved, said, tense
 from memory.retrieval.question import Question
-from memory.retrieval.recipes import PARTS, SIMPLE, ablate
+from memory.retrieval.recipes import PARTS, SIMPLE, ablate, changed
 from memory.text.timeparse import parse_time
 from tasks.offline_answer import offline_answer
 
@@ -99,8 +99,9 @@ def test_the_newest_takes_the_place_and_the_others_move_down_not_out() -> None:
 
 def test_the_part_is_ablatable() -> None:
     assert "newest" in PARTS and "oldest" in PARTS
-    off = ablate(ablate(SIMPLE, "newest"), "oldest")
-    assert SIMPLE.rerank.newest and SIMPLE.rerank.oldest
+    on = changed(SIMPLE, {"rerank.newest": True, "rerank.oldest": True})
+    off = ablate(ablate(on, "newest"), "oldest")
+    assert not SIMPLE.rerank.newest and not SIMPLE.rerank.oldest  # off by default (ADR 0152)
     assert not off.rerank.newest and not off.rerank.oldest
 
 
