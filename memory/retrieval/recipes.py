@@ -313,8 +313,6 @@ PARTS: dict[str, dict[str, object]] = {
     "causes": {"facts.cause_weight": 0.0},
     "rerank": {"rerank.on": False},
     "diversity": {"rerank.diversity": 1.0},
-    "newest": {"rerank.newest": False},
-    "oldest": {"rerank.oldest": False},
     "state": {
         "priors.salience_weight": 0.0,
         "priors.recency_weight": 0.0,
