@@ -198,6 +198,9 @@ class Found(TypedDict):
     """On a memory the rerank kept: its place in the rerank order (1 is the best)."""
     said: str
     """Where its words came from: stated (the user's own), third_party or inferred."""
+    replaces: str
+    """The uid of the memory whose place it took as the newest (or oldest) statement of the
+    same thing; "" when none."""
     detail: NotRequired[str]
     """On a memory the reply used: how the prompt showed it (detailed, brief, or fact)."""
 

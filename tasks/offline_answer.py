@@ -6,9 +6,8 @@ that period, else what was said in it; or a plain "I don't remember" when no mem
 question.
 
 Relevance without a model: a memory answers when its best point is close in meaning to the
-question (dense cosine >= `RELEVANT_COSINE`) or it holds at least a third of the question's
-content words. Pure functions: no I/O, no model.
-"""
+question (dense cosine >= `RELEVANT_COSINE`), it holds a third of the question's content words,
+or it took a relevant one's place (`Candidate.replaces`). Pure functions: no I/O, no model."""
 
 from __future__ import annotations
 
@@ -258,8 +257,9 @@ def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime)
     statements = [
         m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=about_agent)
     ]
-    for memory in statements[:CONSIDERED]:
-        if relevant(memory, question):
+    bearing = {str(m.get("uid")) for m in statements if relevant(m, question)}
+    for memory in statements[:CONSIDERED]:  # the newest statement of a relevant one's subject
+        if str(memory.get("uid")) in bearing or memory.get("replaces") in bearing:
             return answer(memory, question, now)
     return NOTHING
 

@@ -69,6 +69,9 @@ class Candidate:
     fact: dict[str, Any] | None = None
     """For a fact: its kind, subject, attribute, validity, successor, grounding and how it was
     found (`via`)."""
+    replaces: str = ""
+    """The uid of the candidate whose place it took as the newest (or oldest) statement of the
+    same thing (`memory.retrieval.current`); "" when it holds its own."""
     said: str = "stated"
     """Where the episode's words came from (`memory.schema.EpisodeSource`; a fact: its first
     source's): the reply labels another person's words and an app's notes as such."""

@@ -238,6 +238,16 @@ class Rerank:
     """A candidate whose source episodes a better candidate already holds (a fact and the turn
     that stated it, two facts of one turn) scores x this (docs/design.md section 5's diversity
     factor; 1: none)."""
+    newest: bool = False
+    """For a question about the present, the newest of the best candidates that say the same
+    thing takes the place of the best of them (`memory.retrieval.current`). Off: it lifted the
+    stories' current questions (held-out too) and left LoCoMo, BEAM and LongMemEval level, but
+    cost `mneme bench sleep`'s changed facts (docs/adr/0152-newest-statement-first.md)."""
+    oldest: bool = False
+    """For a question about the past, the oldest of them does (off, as `newest`)."""
+    newest_depth: int = 10
+    """Best candidates `newest` and `oldest` read (the first ten, which the evaluations score
+    and the reply draws from)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ It reads as its steps, each a module of its own that can be read and tested alon
                 around the best ones (`Time.neighbours`), and the facts ranked among the
                 turns, each carrying its source episodes
     diversity   a candidate whose sources better ones hold scores x `Rerank.diversity`
+    newest      for a question about the present, the newest of the best candidates that say
+                the same thing takes the best one's place (`memory.retrieval.current`)
 
 Candidates carry provenance: the fragments and prospective questions that matched, the score
 parts, and for a user + assistant turn the score of each side (`Candidate.sides`).
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from memory.retrieval.assemble import Ranked, episode_candidates, neighbours, rerank_depth, shown
 from memory.retrieval.candidates import Candidate
+from memory.retrieval.current import newest_first
 from memory.retrieval.fact_candidates import fact_candidates
 from memory.retrieval.facts import FactPool, applicable_instructions, gather_facts
 from memory.retrieval.passes import Combined, Pass, combined, run_pass
@@ -82,7 +85,7 @@ async def retrieve(
     if pool.facts:
         pool.scale = best  # facts are scored in the episodes' units, scaled alike
         out = await fact_candidates(services, tenant, pool, out, recipe, question)
-    return diversified(out, recipe.rerank.diversity)
+    return await newest_first(services, diversified(out, recipe.rerank.diversity), question, recipe)
 
 
 def pass_queries(query: str | Sequence[str], recipe: Recipe) -> list[str]:
