@@ -71,7 +71,9 @@ async def test_a_recalled_reverie_brings_back_its_neighbours(services: Services)
 
 async def test_with_a_model_the_impression_is_the_models(services: Services) -> None:
     episodes = await tell_trip(services)
-    penguins, flights = episodes[4], episodes[5]
+    # The rail pass turn, not the flights one: the flights turn sits beside the penguins turn
+    # (the only source of a fact), so forgetting keeps it as that turn's context (ADR 0154).
+    penguins, rail = episodes[4], episodes[6]
     model = ScriptedChatModel(
         by_tool={
             "Impression": [
@@ -84,7 +86,7 @@ async def test_with_a_model_the_impression_is_the_models(services: Services) -> 
     )
     late = T0 + timedelta(days=3650)  # faded: a forgotten turn leaves a reverie
     with installed(services, ChatModels(services.settings, override=model)):
-        context = SleepContext(user_id="ada", classify=forget_only(flights.uid))
+        context = SleepContext(user_id="ada", classify=forget_only(rail.uid))
         out = await stage.forget(asleep("deep", late), runtime_of(context))
         assert (out["stages"]["forget"]["forgotten"], out["stages"]["forget"]["reveries"]) == (
             1,
@@ -94,11 +96,11 @@ async def test_with_a_model_the_impression_is_the_models(services: Services) -> 
         assert (await forget_episode(services, penguins, 0.05, late, impress))[1]
     assert model.tools_called() == ["Impression"] * 4
     shown = str(model.calls[0]["messages"][1].content)
-    assert "<turn>\nThe flights go through Helsinki both ways.\n</turn>" in shown
+    assert "<turn>\nI should buy a rail pass before we leave.\n</turn>" in shown
     reveries = {r["episode_uid"]: r for r in await list_reveries(services, "ada")}
-    assert reveries[flights.uid]["impression"] == "something about a long journey"
+    assert reveries[rail.uid]["impression"] == "something about a long journey"
     assert reveries[penguins.uid]["impression"].startswith("something about ")
     assert "penguins" in reveries[penguins.uid]["impression"]  # the template's subjects
     # The template's subjects stay among the words a model's impression is recalled by.
-    (vague, *_) = await vague_recall(services, "ada", "Did we talk about Helsinki?")
+    (vague, *_) = await vague_recall(services, "ada", "Did we talk about a rail pass?")
     assert vague["text"] == "something about a long journey"
