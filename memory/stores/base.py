@@ -56,6 +56,7 @@ __all__ = [
     "SearchRequest",
     "SparseVector",
     "StoreError",
+    "StoredVector",
     "StoreLocked",
     "StoreUnavailable",
     "VectorFilter",
@@ -166,6 +167,16 @@ class VectorHit:
 
     id: str
     score: float
+    payload: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVector:
+    """A point's stored dense vector (unit length: the collections measure cosine) and the
+    payload fields asked for (`VectorIndex.read_vectors`)."""
+
+    id: str
+    dense: list[float]
     payload: dict[str, object]
 
 

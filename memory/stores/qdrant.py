@@ -24,6 +24,7 @@ from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from memory.schema import (
+    DENSE_VECTOR,
     SPARSE_VECTOR,
     VECTOR_KINDS,
     VectorKind,
@@ -32,6 +33,7 @@ from memory.schema import (
 from memory.stores.base import (
     SearchRequest,
     SparseVector,
+    StoredVector,
     StoreUnavailable,
     VectorFilter,
     VectorHit,
@@ -385,6 +387,32 @@ class QdrantIndex(QdrantCollections, VectorIndex):
             )
         )
         return dict(zip(names, found, strict=True))
+
+    async def _read_vectors(
+        self, kind: VectorKind, tenant: str, ids: Sequence[str], fields: Sequence[str]
+    ) -> list[StoredVector]:
+        """The points `ids` that exist where the tenant's points are (its shards, with tenant
+        shards); `read_vectors` keeps the tenant's own."""
+        name = collection_name(kind, self.fingerprint)
+        if not await self._exists([name]):
+            return []
+        routing = self._routing(name, tenant)
+        records = await self._call(
+            lambda c: c.retrieve(
+                name,
+                ids=list(ids),
+                with_payload=list(fields),
+                with_vectors=[DENSE_VECTOR],
+                shard_key_selector=routing,
+            )
+        )
+        out = []
+        for r in records:
+            vector = r.vector.get(DENSE_VECTOR) if isinstance(r.vector, dict) else None
+            if isinstance(vector, list):
+                dense = [float(x) for x in vector if not isinstance(x, list)]
+                out.append(StoredVector(str(r.id), dense, decode_payload(r.payload)))
+        return out
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""

@@ -29,10 +29,11 @@ from typing import IO, Any, TypeVar
 
 import qdrant_edge as qe
 
-from memory.schema import VECTOR_KINDS, VectorKind, collection_name
+from memory.schema import DENSE_VECTOR, VECTOR_KINDS, VectorKind, collection_name
 from memory.stores.base import (
     SearchRequest,
     SparseVector,
+    StoredVector,
     VectorFilter,
     VectorHit,
     VectorPoint,
@@ -57,6 +58,11 @@ class _Planned:
     request: qe.QueryRequest
     scale: float
     limit: int
+
+
+def _dense(vector: Any) -> list[float]:
+    """The dense vector of a record read with `with_vector=[DENSE_VECTOR]`."""
+    return [float(x) for x in vector[DENSE_VECTOR]]
 
 
 class EdgeIndex(VectorIndex):
@@ -262,6 +268,19 @@ class EdgeIndex(VectorIndex):
                 hits.sort(key=lambda h: (-h.score, h.id))
                 out[i] = hits[: p.limit]
         return out
+
+    async def _read_vectors(
+        self, kind: VectorKind, tenant: str, ids: Sequence[str], fields: Sequence[str]
+    ) -> list[StoredVector]:
+        """The points `ids` that exist (one shard holds every tenant; `read_vectors` keeps the
+        caller's)."""
+        name = collection_name(kind, self.fingerprint)
+        records = await self._run(self._shards.retrieve, name, list(ids), list(fields))
+        return [
+            StoredVector(str(r.id), _dense(r.vector), decode_payload(r.payload))
+            for r in records
+            if r.vector is not None
+        ]
 
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:
         """Episode uids that have points of `kind` (one tenant, or all with None: maintenance)."""

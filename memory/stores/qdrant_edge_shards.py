@@ -169,6 +169,15 @@ class Shards:
             if offset is None:
                 return records
 
+    def retrieve(self, name: str, ids: list[str], payload: list[str]) -> list[qe.Record]:
+        """The records of `ids` that exist, with their dense vector and `payload` fields; an
+        absent shard has none."""
+        shard = self.existing(name)
+        if shard is None:
+            return []
+        point_ids: list[qe.PointId] = list(ids)
+        return shard.retrieve(point_ids, with_payload=payload, with_vector=[DENSE_VECTOR])
+
     def count(self, name: str, flt: qe.Filter) -> int:
         """Exact number of points matching `flt`."""
         shard = self.existing(name)

@@ -28,8 +28,16 @@ from dataclasses import dataclass, field
 from typing import Self
 
 from memory.schema import VectorKind
-from memory.stores.base import SearchRequest, SparseVector, VectorFilter, VectorHit, VectorPoint
+from memory.stores.base import (
+    SearchRequest,
+    SparseVector,
+    StoredVector,
+    VectorFilter,
+    VectorHit,
+    VectorPoint,
+)
 from memory.stores.errors import SchemaMismatch
+from memory.tenant import tenant_id
 
 __all__ = [
     "CollectionStatus",
@@ -233,6 +241,39 @@ class VectorIndex(ABC):
         one trip to the worker thread; qdrant-client: one `query_batch_points` per collection).
         Every request is checked before any search runs, with the errors `search` raises.
         """
+
+    async def read_vectors(
+        self, kind: VectorKind, tenant: str, ids: Sequence[str], fields: Sequence[str] = ()
+    ) -> dict[str, StoredVector]:
+        """The stored dense vectors of the tenant's points `ids` of `kind`, by id, each with the
+        payload `fields` asked for (a field the point lacks is left out).
+
+        What was embedded is read back instead of embedded again: the vector is the one the
+        point was upserted with, normalised to unit length (cosine collections store it so).
+        An id the tenant has no point under (none, another tenant's, an absent collection) is
+        left out; archived points are read too. Empty `ids`: {} without asking the engine.
+        Raises `InvalidTenant` for a tenant id that breaks the rule.
+        """
+        tenant = tenant_id(tenant)  # checked, never cleaned
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        found = await self._read_vectors(kind, tenant, wanted, ("tenant", *fields))
+        out: dict[str, StoredVector] = {}
+        for point in found:
+            if point.payload.get("tenant") != tenant:
+                continue  # another tenant's point: never returned, not even its id
+            payload = {k: v for k, v in point.payload.items() if k in fields}
+            out[point.id] = StoredVector(point.id, point.dense, payload)
+        return out
+
+    @abstractmethod
+    async def _read_vectors(
+        self, kind: VectorKind, tenant: str, ids: Sequence[str], fields: Sequence[str]
+    ) -> list[StoredVector]:
+        """The points `ids` of `kind` that exist where the (checked) tenant's points are, with
+        their dense vector and the payload `fields` (`tenant` among them: an engine reads by id
+        without a filter, so `read_vectors` keeps only the caller's)."""
 
     @abstractmethod
     async def scroll_episode_uids(self, kind: VectorKind, tenant: str | None) -> set[str]:

@@ -660,6 +660,39 @@ async def test_filters_by_episode_time_and_archived(
     assert episodes(await index.search("derivatives", "t", dense=qv, filter=naive)) == ["code"]
 
 
+async def test_read_vectors_returns_the_stored_vectors_of_the_tenants_points_by_id(
+    index: VectorIndex, embedder: Embedder, vectors: dict[str, list[float]]
+) -> None:
+    """What was upserted comes back by id, unit length, with the fields asked for; another
+    tenant's point, an unknown id and an absent collection are left out."""
+    await load_corpus(index, "alice", vectors)
+    old = make_point("alice", "code", vectors["code"], kind_tag="old", archived=True)
+    await index.upsert("derivatives", [old])
+    bob = make_point("bob", "pet", vectors["pet"])
+    await index.upsert("derivatives", [bob])
+    ids = {key: stable_uid("alice", key, "d") for key in CORPUS}
+    unknown = stable_uid("alice", "nobody", "d")
+    found = await index.read_vectors(
+        "derivatives", "alice", [ids["job"], ids["pet"], bob.id, unknown, ids["job"]], ("text",)
+    )
+    assert set(found) == {ids["job"], ids["pet"]}
+    assert set(await index.read_vectors("derivatives", "alice", [old.id])) == {old.id}
+    for key in ("job", "pet"):
+        point = found[ids[key]]
+        assert point.id == ids[key]
+        assert point.payload == {"text": CORPUS[key]}
+        assert len(point.dense) == embedder.dim
+        stored = np.asarray(point.dense)
+        assert float(np.linalg.norm(stored)) == pytest.approx(1.0, abs=1e-5)
+        want = np.asarray(vectors[key]) / np.linalg.norm(vectors[key])
+        assert np.allclose(stored, want, atol=1e-5)
+    # Bob reads his own point under the id Alice could not.
+    (mine,) = (await index.read_vectors("derivatives", "bob", [bob.id])).values()
+    assert mine.payload == {} and np.allclose(mine.dense, found[ids["pet"]].dense, atol=1e-5)
+    assert await index.read_vectors("derivatives", "alice", []) == {}
+    assert await index.read_vectors("reveries", "alice", [ids["job"]]) == {}
+
+
 # --------------------------------------------------------------------------- payloads
 
 
@@ -748,6 +781,7 @@ async def test_a_tenant_id_that_breaks_the_rule_is_refused_never_cleaned(
         index.delete_by_episode(bad, "pet"),
         index.delete_stale("derivatives", bad, "pet", []),
         index.delete_points("derivatives", bad, [point.id]),
+        index.read_vectors("derivatives", bad, [point.id]),
     ]
     for call in refused:
         with pytest.raises(InvalidTenant):
