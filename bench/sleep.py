@@ -553,10 +553,12 @@ VARIANTS: dict[str, Recipe] = RANKINGS | {
     "recency": changed(_NONE, {"priors.recency_weight": 0.2}),
     "association": changed(_NONE, {"priors.association_weight": 0.2}),
     "no_cornerstones": ablate(SIMPLE, "cornerstones"),
+    "current": changed(SIMPLE, {"rerank.newest": True, "rerank.oldest": True}),
 }
 """The rankings the end-of-year questions are scored with: the `RANKINGS`, the design's state
 weights at half, added as they are (not scaled by the relevance), each state term alone, and
-the agent's without the hop to a cornerstone."""
+the agent's without the hop to a cornerstone, and the agent's with the newest statement of the
+same thing first (`memory.retrieval.current`, on or off by default)."""
 
 
 async def _ask(
