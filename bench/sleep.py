@@ -19,8 +19,8 @@ end. Each group's questions are scored at the end with several rankings on the s
 (`VARIANTS`): the agent's (`SIMPLE`, what the weekly questions use unless `ranking` says
 otherwise), with docs/design.md's state weights, with the relevance alone (no state, no hop
 through a concept, no diversity), the state weights at half, added as they are, and each state
-term alone (with diversity, without the hop);
-recall@10, recall@3 and MRR each (`use_recall`). The 12 important-fact
+term alone (with diversity, without the hop), and the agent's with the newest statement of the
+same thing first (`current`, ADR 0152); recall@10, recall@3 and MRR each (`use_recall`). The 12 important-fact
 questions' recall@10 counts the old value's turns for the six facts that change.
 
 At the end: vectors each tenant keeps (in all and by collection), recall@10 of one question
@@ -553,10 +553,12 @@ VARIANTS: dict[str, Recipe] = RANKINGS | {
     "recency": changed(_NONE, {"priors.recency_weight": 0.2}),
     "association": changed(_NONE, {"priors.association_weight": 0.2}),
     "no_cornerstones": ablate(SIMPLE, "cornerstones"),
+    "current": changed(SIMPLE, {"rerank.newest": True, "rerank.oldest": True}),
 }
 """The rankings the end-of-year questions are scored with: the `RANKINGS`, the design's state
 weights at half, added as they are (not scaled by the relevance), each state term alone, and
-the agent's without the hop to a cornerstone."""
+the agent's without the hop to a cornerstone, and the agent's with the newest statement of the
+same thing first (`memory.retrieval.current`, on or off by default)."""
 
 
 async def _ask(

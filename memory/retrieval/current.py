@@ -20,10 +20,11 @@ step reads it from time and similarity alone, on the final list:
   "are", "am", "do", "does", "have", "has", "what's"). The closed class of English tense forms
   of be/do/have, not words of any topic. Else neither.
 - **what the best candidates say about the question**: the user's side of each of the
-  `Rerank.newest_depth` best candidates (a fact: its text) is embedded with the question (the
-  same embedder as the index); a candidate is *about the question* when its cosine to the
-  question is at least the mean of those cosines (the list's own level, so no constant fitted to
-  one set), and two candidates are *about the same thing* when their cosine to each other is
+  `Rerank.newest_depth` best candidates (a fact: its text) against the question's embedding
+  (`stated_vectors`: a turn's stored vector is read from the index when its user side is one
+  derivative, the others are embedded with the question, by the same embedder); a candidate
+  is *about the question* when its cosine to the question is at least the mean of those
+  cosines (the list's own level, so no constant fitted to one set), and two candidates are *about the same thing* when their cosine to each other is
   at least that mean too.
 - **the newest takes the best one's place**: the best-ranked candidate about the question is the
   anchor; of it and the candidates about the question and about the same thing as it, the newest
@@ -40,11 +41,16 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
 from memory.retrieval.candidates import Candidate
 from memory.retrieval.facts import PAST
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
+from memory.schema import clean_text
+from memory.text.chunking import MAX_CHUNKS, split_text
 from memory.text.questions import asks_share
+from memory.write.episodes import derivative_id
 
 if TYPE_CHECKING:
     from memory.embeddings.embedders import Matrix
@@ -82,7 +88,11 @@ def tense(question: Question) -> Tense:
 
 
 async def newest_first(
-    services: Services, candidates: list[Candidate], question: Question, recipe: Recipe
+    services: Services,
+    tenant: str,
+    candidates: list[Candidate],
+    question: Question,
+    recipe: Recipe,
 ) -> list[Candidate]:
     """`candidates` (best first) with the newest statement of what the best ones say in the
     place of the best of them for a question about the present (`Rerank.newest`), the oldest
@@ -98,15 +108,49 @@ async def newest_first(
     ]
     if len(top) < 3:
         return candidates
-    vectors = await services.embedder.embed_documents(
-        [question.queries[0], *(text for _, text in top)]
+    asked, stated = await stated_vectors(
+        services, tenant, question.queries[0], [(candidates[i], text) for i, text in top]
     )
     days = [candidates[i].created_at.date().toordinal() for i, _ in top]
     states = [asks_share(text) < 1.0 for _, text in top]
-    places = group([d if when == "present" else -d for d in days], states, vectors[0], vectors[1:])
+    places = group([d if when == "present" else -d for d in days], states, asked, stated)
     if not places:
         return candidates
     return moved(candidates, [top[k][0] for k in places])
+
+
+async def stated_vectors(
+    services: Services, tenant: str, question: str, said_by: Sequence[tuple[Candidate, str]]
+) -> tuple[Matrix, Matrix]:
+    """The question's embedding, and a unit vector per (candidate, what it states) of
+    `said_by`: a turn's, read from the index when its user side is one derivative of the
+    splitter whose stored text is `said` (`derivative_id(..., 0)`, role `user`); the others'
+    texts embedded with the question, in one call. A fact's point holds its text and concepts
+    (`knowledge.rules.vector_text`), and a long user side is several chunks, none of them the
+    embedding of the whole side: those are embedded, so the step compares what it compared
+    before the index was read."""
+    wanted = {
+        c.episode_uid: derivative_id(tenant, c.episode_uid, 0)
+        for c, text in said_by
+        if c.kind == "episode" and len(split_text(text, max_chunks=MAX_CHUNKS // 2)) == 1
+    }
+    read = await services.vectors.read_vectors(
+        "derivatives", tenant, list(wanted.values()), ("text", "role")
+    )
+    rows: list[Matrix | None] = []
+    for c, text in said_by:
+        point = read.get(wanted.get(c.episode_uid, "")) if c.kind == "episode" else None
+        ok = (
+            point is not None
+            and point.payload.get("role") == "user"
+            and point.payload.get("text") == clean_text(text)
+        )
+        rows.append(np.asarray(point.dense, np.float32) if ok and point is not None else None)
+    missing = [text for (_, text), row in zip(said_by, rows, strict=True) if row is None]
+    embedded = await services.embedder.embed_documents([question, *missing])
+    filled = iter(embedded[1:])
+    stated = np.stack([row if row is not None else next(filled) for row in rows])
+    return embedded[0], stated
 
 
 def said(candidate: Candidate) -> str:
@@ -126,6 +170,7 @@ def group(
     or no group forms. `question` and `texts` are unit vectors."""
     to_question = texts @ question
     level = float(to_question.mean())
+
     about = [k for k in range(len(texts)) if to_question[k] >= level]
     if not about:
         return []

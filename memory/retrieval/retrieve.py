@@ -85,7 +85,8 @@ async def retrieve(
     if pool.facts:
         pool.scale = best  # facts are scored in the episodes' units, scaled alike
         out = await fact_candidates(services, tenant, pool, out, recipe, question)
-    return await newest_first(services, diversified(out, recipe.rerank.diversity), question, recipe)
+    ranked = diversified(out, recipe.rerank.diversity)
+    return await newest_first(services, tenant, ranked, question, recipe)
 
 
 def pass_queries(query: str | Sequence[str], recipe: Recipe) -> list[str]:

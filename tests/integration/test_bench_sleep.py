@@ -19,10 +19,11 @@ async def test_a_short_simulated_year_compares_like_with_like() -> None:
     assert report["unsupported_beliefs_and_current_facts"] == {"sleep": 0, "awake": 0}
     assert report["consolidation"]["llm_calls"] == 0
     # The end-of-year groups, by every ranking; the awake tenant never slept, so memory's state
-    # is not read there and every ranking with diversity (all but `relevance`) ranks alike.
+    # is not read there and every ranking with diversity (all but `relevance`) ranks alike, but
+    # for `current`, which moves the newest statement of the same thing first.
     use = report["use_recall"]
     assert set(use["sleep"]) == set(VARIANTS) and set(use["awake"]) == set(VARIANTS)
-    awake = [groups for name, groups in use["awake"].items() if name != "relevance"]
+    awake = [g for name, g in use["awake"].items() if name not in ("relevance", "current")]
     assert all(groups == awake[0] for groups in awake)
     assert set(awake[0]) == {"used", "changed", "unused"}
     # The cornerstones left at the end, counted for each tenant (the hop to them is scored by

@@ -6,13 +6,16 @@ docs/adr/0152-newest-statement-first.md)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import builder
+from memory.embeddings.embedders import Matrix
+from memory.retrieval.current import said, stated_vectors
 from memory.retrieval.recipes import RECIPES, SIMPLE, changed
 from memory.retrieval.retrieve import retrieve
 from memory.services import ChatModels, Services
@@ -92,3 +95,31 @@ async def test_the_offline_reply_says_the_current_value(
     assert "Fietsly" in now["messages"][-1].content
     assert "Veldkamp" not in now["messages"][-1].content
     assert "Veldkamp" in before["messages"][-1].content
+
+
+async def test_the_step_reads_stored_vectors_instead_of_embedding_the_turns_again(
+    services: Services, told: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turns' vectors come from the index (`VectorIndex.read_vectors`), equal to what
+    embedding their words gives; only the question and what the index holds no vector of (a
+    fact: its point embeds its concepts too; a turn not in the index) are embedded."""
+    found = await retrieve(services, "nf", "Where do I work now?", SIMPLE, NOW)
+    top = [(c, said(c)) for c in found[:10] if said(c)]
+    gone = next(c for c, _ in top if c.kind == "episode")
+    await services.vectors.delete_by_episode("nf", gone.episode_uid)
+    asked: list[str] = []
+    embed = services.embedder.embed_documents
+
+    async def recording(texts: Sequence[str]) -> Matrix:
+        asked.extend(texts)
+        return await embed(texts)
+
+    monkeypatch.setattr(services.embedder, "embed_documents", recording)
+    question, stated = await stated_vectors(services, "nf", "Where do I work now?", top)
+    expected = [t for c, t in top if c.kind == "fact" or c is gone]
+    assert asked == ["Where do I work now?", *expected]
+    assert len(asked) < len(top)  # the other turns were read, not embedded
+    monkeypatch.setattr(services.embedder, "embed_documents", embed)
+    fresh = await embed(["Where do I work now?", *(t for _, t in top)])
+    assert np.allclose(question, fresh[0], atol=1e-5)
+    assert np.allclose(stated, fresh[1:], atol=1e-5)
