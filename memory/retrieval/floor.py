@@ -7,16 +7,21 @@ and a turn the lexical list did not return takes that list's lowest value. So a 
 shares none of the question's words ranks below the turns that share one, however much closer
 in meaning it is: "Guess who's a certified sailor?" for "Did I ever get that sailing
 certificate?" is the dense list's 2nd and the pipeline's 12th, behind the other turns that say
-"sailing". The lexical list has no evidence on such a turn, for or against: it did not see it.
-Only the dense list did, so its order speaks for it, next to the lexical list's own best:
+"sailing". That the lexical list did not return a turn says only that it shares no word with
+the question, which a paraphrase never does: no evidence against it. Only the dense list judged
+it, so the dense list's order speaks for it, next to the lexical list's own best:
 
 - the **dense head**: the `Rerank.dense_head` episodes the passes' dense lists rank first (each
   episode at its best cosine over the passes);
-- those of them that **no lexical hit found** (no sparse point of theirs matched, in any pass);
+- those of them that **no lexical hit found** (no sparse point of theirs was among the points
+  any pass read: in a memory small enough for the search to read every match, one that shares
+  none of the question's words);
 - each takes the place **right after the lexical list's best** episode's first candidate (the
   episode with the best sparse score, through its own candidate or a fact that stands for
-  it), in dense order, when it ranks lower; a candidate that stands for it (its own, or a fact
-  of it) moves, nothing leaves the list, and the candidates it passes move one place down.
+  it), in dense order, when it ranks lower: its first candidate (its own, or a fact of it)
+  moves, with a score between its new neighbours' and its sides scaled alike; the candidates it
+  passes move one place down and nothing leaves the list. One already at or above its place
+  stays where it is.
 
 A turn the lexical list found keeps the place the fusion gave it: there the two lists have both
 spoken. Without a lexical hit, or when the lexical best is not among the candidates, nothing
@@ -35,9 +40,7 @@ from memory.retrieval.candidates import Candidate
 __all__ = ["dense_head", "with_dense_head"]
 
 
-def dense_head(
-    passes: Iterable[Mapping[str, Found]], depth: int
-) -> tuple[list[str], str | None]:
+def dense_head(passes: Iterable[Mapping[str, Found]], depth: int) -> tuple[list[str], str | None]:
     """The `depth` episodes the passes' dense lists rank first that no lexical hit found (best
     cosine first, ties by uid), and the episode with the best sparse score (None: none)."""
     dense: dict[str, float] = {}
