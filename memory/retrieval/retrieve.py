@@ -38,8 +38,8 @@ from memory.retrieval.assemble import Ranked, episode_candidates, neighbours, re
 from memory.retrieval.candidates import Candidate
 from memory.retrieval.current import newest_first
 from memory.retrieval.fact_candidates import fact_candidates
-from memory.retrieval.floor import dense_head, with_dense_head
 from memory.retrieval.facts import FactPool, applicable_instructions, gather_facts
+from memory.retrieval.floor import dense_head, with_dense_head
 from memory.retrieval.passes import Combined, Pass, combined, run_pass
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
