@@ -24,15 +24,18 @@ it, so the dense list's order speaks for it, next to the lexical list's own best
   stays where it is.
 
 A turn the lexical list found keeps the place the fusion gave it: there the two lists have both
-spoken. Without a lexical hit, or when the lexical best is not among the candidates, nothing
-moves.
+spoken. So does a turn the facts demoted (`memory.retrieval.facts`: it stated only superseded
+facts, or facts about someone other than whom the question is about): the knowledge layer knows
+why it ranks low, and the dense list, which matches "I live in Utrecht" to "Where do I live
+now?" as well as "We moved to Rotterdam", does not. Without a lexical hit, or when the lexical
+best is not among the candidates, nothing moves.
 
 Pure functions: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memory.retrieval.accumulate import Found
 from memory.retrieval.candidates import Candidate
@@ -40,9 +43,12 @@ from memory.retrieval.candidates import Candidate
 __all__ = ["dense_head", "with_dense_head"]
 
 
-def dense_head(passes: Iterable[Mapping[str, Found]], depth: int) -> tuple[list[str], str | None]:
-    """The `depth` episodes the passes' dense lists rank first that no lexical hit found (best
-    cosine first, ties by uid), and the episode with the best sparse score (None: none)."""
+def dense_head(
+    passes: Iterable[Mapping[str, Found]], depth: int, demoted: Collection[str] = ()
+) -> tuple[list[str], str | None]:
+    """The `depth` episodes the passes' dense lists rank first that no lexical hit found and
+    the facts did not demote (`demoted`; best cosine first, ties by uid), and the episode with
+    the best sparse score (None: none)."""
     dense: dict[str, float] = {}
     sparse: dict[str, float] = {}
     for found in passes:
@@ -53,7 +59,7 @@ def dense_head(passes: Iterable[Mapping[str, Found]], depth: int) -> tuple[list[
                 sparse[uid] = ep.sparse
     head = sorted(dense, key=lambda u: (-dense[u], u))[: max(0, depth)]
     best = min(sparse, key=lambda u: (-sparse[u], u)) if sparse else None
-    return [u for u in head if u not in sparse], best
+    return [u for u in head if u not in sparse and u not in demoted], best
 
 
 def with_dense_head(

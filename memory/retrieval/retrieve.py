@@ -91,7 +91,7 @@ async def retrieve(
     out = diversified(out, recipe.rerank.diversity)
     if recipe.rerank.dense_head > 0:
         unmatched, lexical_best = dense_head(
-            (p.episodes for p in found.passes), recipe.rerank.dense_head
+            (p.episodes for p in found.passes), recipe.rerank.dense_head, pool.demote
         )
         out = with_dense_head(out, unmatched, lexical_best)
     return await newest_first(services, tenant, out, question, recipe)

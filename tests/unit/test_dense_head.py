@@ -41,6 +41,8 @@ def test_the_head_is_the_dense_lists_first_that_no_lexical_hit_found() -> None:
     assert unmatched == ["far", "para"]  # the head is far, both, para; both has a lexical hit
     assert best == "lex"
     assert dense_head([one], 1) == ([], "lex")  # the head is `both`, which the lexicon found
+    # a turn the facts demoted (it stated only a superseded fact) is not lifted
+    assert dense_head([one, two], 3, demoted={"far": 0.5}) == (["para"], "lex")
     assert dense_head([{"x": Found(dense=0.4)}], 2) == (["x"], None)
 
 
