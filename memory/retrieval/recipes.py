@@ -248,6 +248,10 @@ class Rerank:
     newest_depth: int = 10
     """Best candidates `newest` and `oldest` read (the first ten, which the evaluations score
     and the reply draws from)."""
+    dense_head: int = 2
+    """Of the episodes the dense list ranks first, this many are read: each that no lexical
+    hit found takes the place right after the lexical list's best when it ranks lower (0:
+    none; `memory.retrieval.floor`, docs/adr/0156-dense-head-place.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +317,7 @@ PARTS: dict[str, dict[str, object]] = {
     "causes": {"facts.cause_weight": 0.0},
     "rerank": {"rerank.on": False},
     "diversity": {"rerank.diversity": 1.0},
+    "densehead": {"rerank.dense_head": 0},
     "state": {
         "priors.salience_weight": 0.0,
         "priors.recency_weight": 0.0,

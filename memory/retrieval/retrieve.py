@@ -16,6 +16,8 @@ It reads as its steps, each a module of its own that can be read and tested alon
                 around the best ones (`Time.neighbours`), and the facts ranked among the
                 turns, each carrying its source episodes
     diversity   a candidate whose sources better ones hold scores x `Rerank.diversity`
+    dense head  the turns the dense list ranks first that no lexical hit found take the
+                place right after the lexical list's best (`memory.retrieval.floor`)
     newest      for a question about the present, the newest of the best candidates that say
                 the same thing takes the best one's place (`memory.retrieval.current`)
 
@@ -37,6 +39,7 @@ from memory.retrieval.candidates import Candidate
 from memory.retrieval.current import newest_first
 from memory.retrieval.fact_candidates import fact_candidates
 from memory.retrieval.facts import FactPool, applicable_instructions, gather_facts
+from memory.retrieval.floor import dense_head, with_dense_head
 from memory.retrieval.passes import Combined, Pass, combined, run_pass
 from memory.retrieval.question import Question
 from memory.retrieval.recipes import Recipe
@@ -85,8 +88,13 @@ async def retrieve(
     if pool.facts:
         pool.scale = best  # facts are scored in the episodes' units, scaled alike
         out = await fact_candidates(services, tenant, pool, out, recipe, question)
-    ranked = diversified(out, recipe.rerank.diversity)
-    return await newest_first(services, tenant, ranked, question, recipe)
+    out = diversified(out, recipe.rerank.diversity)
+    if recipe.rerank.dense_head > 0:
+        unmatched, lexical_best = dense_head(
+            (p.episodes for p in found.passes), recipe.rerank.dense_head, pool.demote
+        )
+        out = with_dense_head(out, unmatched, lexical_best)
+    return await newest_first(services, tenant, out, question, recipe)
 
 
 def pass_queries(query: str | Sequence[str], recipe: Recipe) -> list[str]:
