@@ -19,7 +19,8 @@ from langgraph.runtime import Runtime
 from memory.beliefs.apperception import load as load_apperception
 from memory.retrieval.chapters import is_narrative
 from memory.retrieval.facts import standing_instructions
-from memory.schema import NO_THREAD, utcnow
+from memory import clock
+from memory.schema import NO_THREAD
 from memory.services import available
 from memory.services.usage import Usage
 from memory.stores.base import StoreUnavailable
@@ -77,7 +78,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         for f in state.get("features") or []
         if not not_a_belief(str(f.get("text")), of_assistant=True)
     ]
-    now = utcnow()
+    now = clock.now()
     usage = Usage()
     snapshot = DEFAULT_SNAPSHOT
     here = await available()
