@@ -217,14 +217,26 @@ async def ask(
     at `now`; the final state."""
     services = await Services.open(settings, embedder=embedder, chat=chat)
     try:
-        with use_services(services), clock.at(now), agent_recipes(changes), quiet_queue():
-            state: dict[str, Any] = await compiled_agent().ainvoke(
-                {"messages": [{"role": "user", "content": str(question["question"])}]},
-                {"configurable": {"thread_id": f"question-{question['id']}"}},
-                context={"user_id": tenant},
-            )
+        return await ask_on(services, tenant, question, now, changes)
     finally:
         await services.close()
+
+
+async def ask_on(
+    services: Services,
+    tenant: str,
+    question: Mapping[str, Any],
+    now: datetime,
+    changes: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """Put one question to the agent graph on `services` (their chat models: offline ones for
+    this eval), as `tenant`, at `now`, in a thread of its own; the final state."""
+    with use_services(services), clock.at(now), agent_recipes(changes), quiet_queue():
+        state: dict[str, Any] = await compiled_agent().ainvoke(
+            {"messages": [{"role": "user", "content": str(question["question"])}]},
+            {"configurable": {"thread_id": f"question-{question['id']}"}},
+            context={"user_id": tenant},
+        )
     return state
 
 

@@ -137,7 +137,7 @@ def second_person(text: str) -> str:
     return _WORD.sub(swap, text)
 
 
-_USER = re.compile(r"^the user (\w+)", re.IGNORECASE)
+_USER = re.compile(r"\bthe user (\w+)", re.IGNORECASE)
 _IRREGULAR = {"is": "are", "was": "were", "has": "have", "does": "do"}
 
 
@@ -158,7 +158,19 @@ def _base(verb: str) -> str:
 def fact_to_you(text: str) -> str:
     """A fact about the user ("The user works as ...") said to them ("you work as ...")."""
     text = re.sub(r"\bthe user's\b", "your", text, flags=re.IGNORECASE)
-    text = _USER.sub(lambda m: f"you {_base(m.group(1))}", text)
+
+    def subject(m: re.Match[str]) -> str:
+        # The verb after "the user" agrees with "you" where "the user" is a subject: at the
+        # start of the fact, after one opening word ("Mostly the user is"), or opening a clause
+        # ("..., so the user has"); as an object ("Sam met the user at") it stays.
+        before = re.findall(r"[A-Za-z']+|[.!?;:,]", text[: m.start()])
+        if len(before) > 1 and before[-1] not in ".!?;:," and before[-1].lower() not in (
+            _SUBJECT_BEFORE
+        ):
+            return m.group()
+        return f"you {_base(m.group(1))}"
+
+    text = _USER.sub(subject, text)
     return re.sub(r"\bthe user\b", "you", text, flags=re.IGNORECASE)
 
 
@@ -244,11 +256,12 @@ def answer(memory: dict[str, Any], question: str, now: datetime) -> str:
 
 
 CONSIDERED = 3
-"""How many of the best statements may give the answer (lower ones are not trusted offline)."""
+"""How many of the best statements an answer about a period or an order tells (lower ones are
+not trusted offline)."""
 
 
 def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
-    """The answer from the best relevant memory that states something, else `NOTHING`.
+    """The answer from the best-ranked relevant memory that states something, else `NOTHING`.
 
     A turn in which the user only asked is no evidence of what the user said: unless the
     question asks what the agent said, its reply (perhaps an earlier wrong answer) is not
@@ -258,7 +271,10 @@ def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime)
         m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=about_agent)
     ]
     bearing = {str(m.get("uid")) for m in statements if relevant(m, question)}
-    for memory in statements[:CONSIDERED]:  # the newest statement of a relevant one's subject
+    # The best-ranked statement that bears on the question (or took the place of one that does:
+    # the newest statement of its subject); a memory ranked above it that bears on nothing, a
+    # greeting or a neighbour brought along, does not stop the answer.
+    for memory in statements:
         if str(memory.get("uid")) in bearing or memory.get("replaces") in bearing:
             return answer(memory, question, now)
     return NOTHING
