@@ -131,7 +131,11 @@ def quoted_memory(
 
     found = list(state.get("candidates") or [])
     ranked = ranked_turns(
-        [(s, float(c.get("score") or 0.0), c.get("sides") or {}) for c in found for s in c["sources"]],
+        [
+            (s, float(c.get("score") or 0.0), c.get("sides") or {})
+            for c in found
+            for s in c["sources"]
+        ],
         ingested,
         minimum=0,
     )
@@ -451,5 +455,7 @@ def scored_row(
         **verdict,
         "evidence_rank": quoted.evidence_rank,
         "quoted_turns": quoted.turns,
-        "cause": miss_cause(q, verdict, quoted, reply) if scored and not verdict["answered"] else None,
+        "cause": miss_cause(q, verdict, quoted, reply)
+        if scored and not verdict["answered"]
+        else None,
     }

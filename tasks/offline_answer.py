@@ -12,6 +12,7 @@ or it took a relevant one's place (`Candidate.replaces`). Pure functions: no I/O
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -164,8 +165,10 @@ def fact_to_you(text: str) -> str:
         # start of the fact, after one opening word ("Mostly the user is"), or opening a clause
         # ("..., so the user has"); as an object ("Sam met the user at") it stays.
         before = re.findall(r"[A-Za-z']+|[.!?;:,]", text[: m.start()])
-        if len(before) > 1 and before[-1] not in ".!?;:," and before[-1].lower() not in (
-            _SUBJECT_BEFORE
+        if (
+            len(before) > 1
+            and before[-1] not in ".!?;:,"
+            and before[-1].lower() not in (_SUBJECT_BEFORE)
         ):
             return m.group()
         return f"you {_base(m.group(1))}"
@@ -198,18 +201,33 @@ def relevant(memory: dict[str, Any], question: str, *, share: float = RELEVANT_C
     return found >= share if share > 0 else found > 0
 
 
-def best_sentence(text: str, question: str) -> str:
-    """The sentence of `text` that holds most of the question's words (the first on a tie),
-    without its conversational opener."""
+def best_sentence(text: str, question: str, closeness: Mapping[str, float] | None = None) -> str:
+    """The sentence of `text` that holds most of the question's words, the closest in meaning to
+    the question on a tie (`closeness`: sentence -> cosine, when the caller measured it), else
+    the first; without its conversational opener."""
     found = [s for s in sentences(text) if not is_question(s)] or sentences(text)
     if not found:
         return ""
-    words = set(token_set(question))
-    # most of the question's words; then a statement over a greeting or a name ("Hi! I'm Sam.")
-    best = _tidy(
-        max(found, key=lambda s: (coverage(words, s), len(s.split()) >= 4, -found.index(s)))
-    )
+    words = {w for w in token_set(question) if len(w) > 1}  # not the "s" of "who's"
+    close = closeness or {}
+
+    def key(s: str) -> tuple[float, float, bool, int]:
+        # most of the question's words ("Where do I work?" and "I work at ..."); when no word
+        # singles one out ("Which city ...?" and "A one-bedroom in Leiden."), the meaning; then a
+        # statement over a greeting or a name ("Hi! I'm Sam.")
+        return (coverage(words, s), close.get(s, 0.0), len(s.split()) >= 4, -found.index(s))
+
+    best = _tidy(max(found, key=key))
     return best if len(best) <= ANSWER_CHARS else best[: ANSWER_CHARS - 1].rstrip() + "…"
+
+
+def memory_sides(content: str) -> list[str]:
+    """The texts of a stored turn whose sentences an answer may quote: the user's side (with and
+    without a `Name:` label) and the agent's."""
+    user_part, _, agent_part = content.partition("\nAgent:")
+    user_part = user_part.removeprefix("User:").strip()
+    _, body = speaker_label(user_part)
+    return [user_part, body, without_recall_echo(agent_part.strip())]
 
 
 def _sentence_end(text: str) -> str:
@@ -241,8 +259,9 @@ def answer(memory: dict[str, Any], question: str, now: datetime) -> str:
     speaker, body = speaker_label(user_part)
     if agent_part and (_ASKS_AGENT.search(question) or _asks(memory) or not body.strip()):
         # what the agent said is the answer: the user asks what it said, or said nothing
-        return _sentence_end(f'{when} I told you: "{best_sentence(agent_part, question)}"')
-    said = best_sentence(body, question)
+        told = best_sentence(agent_part, question, memory.get("closeness"))
+        return _sentence_end(f'{when} I told you: "{told}"')
+    said = best_sentence(body, question, memory.get("closeness"))
     if not said:
         return NOTHING
     if memory.get("said") == "third_party":  # another's words: quoted as they were, not as yours
