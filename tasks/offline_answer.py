@@ -5,9 +5,12 @@ no memory answers by its words ("What did we talk about on January 12?"), the di
 that period, else what was said in it; or a plain "I don't remember" when no memory bears on the
 question.
 
-Relevance without a model: a memory answers when its best point is close in meaning to the
-question (dense cosine >= `RELEVANT_COSINE`), it holds a third of the question's content words,
-or it took a relevant one's place (`Candidate.replaces`). Pure functions: no I/O, no model."""
+Relevance without a model: a memory answers when its best point (a fact's own) is close in
+meaning to the question (dense cosine >= `RELEVANT_COSINE`), it holds a third of the question's
+content words, or it took a relevant one's place (`Candidate.replaces`); the best-ranked such
+memory gives the answer. The sentence quoted is the one that holds most of the question's words,
+else the one closest in meaning to it, when the caller measured that (a memory's `closeness`:
+the respond node embeds the sentences), else the first. Pure functions: no I/O, no model."""
 
 from __future__ import annotations
 
