@@ -123,11 +123,12 @@ def best_sentence(text: str, question: str, closeness: Mapping[str, float] | Non
     words = {w for w in token_set(question) if len(w) > 1}  # not the "s" of "who's"
     close = closeness or {}
 
-    def key(s: str) -> tuple[float, float, bool, int]:
-        # most of the question's words ("Where do I work?" and "I work at ..."); when no word
-        # singles one out ("Which city ...?" and "A one-bedroom in Leiden."), the meaning; then a
-        # statement over a greeting or a name ("Hi! I'm Sam.")
-        return (coverage(words, s), close.get(s, 0.0), len(s.split()) >= 4, -found.index(s))
+    def key(s: str) -> tuple[float, bool, float, int]:
+        # most of the question's words ("Where do I work?" and "I work at ..."); then a statement
+        # over a greeting, a name or a thanks ("Hi! I'm Sam.", "Cheers."), whose few words say
+        # little to an embedding either; among those, when no word singles one out ("Which city
+        # ...?" and "A one-bedroom in Leiden, near the ..."), the meaning
+        return (coverage(words, s), len(s.split()) >= 4, close.get(s, 0.0), -found.index(s))
 
     best = _tidy(max(found, key=key))
     return best if len(best) <= ANSWER_CHARS else best[: ANSWER_CHARS - 1].rstrip() + "…"
