@@ -104,12 +104,20 @@ def stale_given(reply: str, question: Mapping[str, Any]) -> bool:
     return False
 
 
+SHORT = 3
+"""A match string this short ("yes", "no", "not", "PT") is found inside other words too
+("Yesterday", "now"): a reply that holds no longer one is flagged `short`, to be read."""
+
+
 def judged(question: Mapping[str, Any], reply: str) -> dict[str, bool]:
-    """`match` (a match string is in the reply), `stale` (the stale value is: `current` only)
-    and `answered` (match, and for `current` not stale)."""
-    match = holds(reply, question.get("match") or [])
+    """`match` (a match string is in the reply), `stale` (the stale value is: `current` only),
+    `answered` (match, and for `current` not stale) and `short` (every match string it holds is
+    at most `SHORT` characters long)."""
+    strings = [str(s) for s in question.get("match") or []]
+    match = holds(reply, strings)
     stale = question.get("category") == CURRENT and stale_given(reply, question)
-    return {"match": match, "stale": stale, "answered": match and not stale}
+    short = match and not holds(reply, [s for s in strings if len(s.strip()) > SHORT])
+    return {"match": match, "stale": stale, "answered": match and not stale, "short": short}
 
 
 @dataclass(slots=True)
@@ -291,7 +299,8 @@ class AnswersResult:
 
 def summarise_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per category (and `all`): n, answered, match, stale (given), both (match and stale),
-    the answered share, and the causes of the misses."""
+    short (answered by a short match string only), the answered share, and the causes of the
+    misses."""
     out: dict[str, dict[str, Any]] = {}
     for row in rows:
         if not row["scored"]:
@@ -299,13 +308,22 @@ def summarise_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any
         for name in (row["category"], "all"):
             cell = out.setdefault(
                 name,
-                {"n": 0, "answered": 0, "match": 0, "stale": 0, "both": 0, "causes": {}},
+                {
+                    "n": 0,
+                    "answered": 0,
+                    "match": 0,
+                    "stale": 0,
+                    "both": 0,
+                    "short": 0,
+                    "causes": {},
+                },
             )
             cell["n"] += 1
             cell["answered"] += row["answered"]
             cell["match"] += row["match"]
             cell["stale"] += row["stale"]
             cell["both"] += row["match"] and row["stale"]
+            cell["short"] += row["answered"] and row["short"]
             if not row["answered"]:
                 causes: dict[str, int] = cell["causes"]
                 causes[row["cause"]] = causes.get(row["cause"], 0) + 1

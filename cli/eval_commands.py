@@ -406,7 +406,8 @@ def recipe_changes(text: str) -> dict[str, object]:
 
 def answers_table(summaries: dict[str, dict[str, Any]], title: str) -> Table:
     """Per category, each variant's answered share (match, and for `current` not the stale
-    value), how often the stale value appears at all and how many replies hold both."""
+    value) with how many of those rest on a short match string only ("yes", "no": read them),
+    how often the stale value appears at all and how many replies hold both."""
     table = Table(title=f"{title}: the agent's offline replies")
     table.add_column("category", justify="left")
     table.add_column("n", justify="right")
@@ -418,7 +419,8 @@ def answers_table(summaries: dict[str, dict[str, Any]], title: str) -> Table:
         cells = []
         for summary in summaries.values():
             row = summary["categories"].get(category) or {"n": 0, "answered": 0, "share": 0.0}
-            cells.append(f"{row['answered']}/{row['n']} = {row['share']:.3f}")
+            short = f" ({row['short']} short)" if row.get("short") else ""
+            cells.append(f"{row['answered']}/{row['n']} = {row['share']:.3f}{short}")
             stale = f"{row['stale']} / {row['both']}" if category in ("current", "all") else "-"
             cells.append(stale)
         table.add_row(category, str(head["n"]), *cells)

@@ -27,13 +27,19 @@ KETO = {
 
 def test_a_reply_answers_with_the_match_and_without_the_stale_value() -> None:
     now = "On 14 June you told me that you signed with Fietsly as senior product designer."
-    assert judged(JOB, now) == {"match": True, "stale": False, "answered": True}
+    assert judged(JOB, now) == {"match": True, "stale": False, "answered": True, "short": False}
     # a word the stale value shares with the answer ("designer") does not make it stale
     old = "On 27 January you told me that you are a UX designer at Veldkamp."
-    assert judged(JOB, old) == {"match": False, "stale": True, "answered": False}
+    assert judged(JOB, old) == {"match": False, "stale": True, "answered": False, "short": False}
     both = "You left Veldkamp Verzekeringen for Fietsly."
-    assert judged(JOB, both) == {"match": True, "stale": True, "answered": False}
+    assert judged(JOB, both) == {"match": True, "stale": True, "answered": False, "short": False}
     assert judged(JOB, "fietsly!")["answered"]  # case-insensitive
+
+
+def test_a_reply_that_holds_only_a_short_match_string_is_flagged() -> None:
+    done = {"question": "Is the kitchen finished?", "category": "goal", "match": ["yes", "done"]}
+    assert judged(done, 'Yesterday you told me: "New kitchen."')["short"]
+    assert not judged(done, "Yesterday you told me it is done.")["short"]
 
 
 def test_a_stale_value_the_question_names_needs_all_its_words() -> None:
