@@ -380,3 +380,142 @@ def convert(
     except ConvertError as exc:
         raise fail(str(exc)) from None
     console.print(f"{n} conversations written to {out}")
+
+
+NEWEST = "rerank.newest=true,rerank.oldest=true"
+"""The `--variant` that turns on the newest/oldest step (docs/adr/0152-newest-statement-first.md)."""
+
+
+def recipe_changes(text: str) -> dict[str, object]:
+    """`step.field=value,...` as recipe changes (values read as JSON: true, 0.5, "x"); ValueError
+    names a malformed or unknown setting."""
+    from memory.retrieval.recipes import SIMPLE, changed
+
+    changes: dict[str, object] = {}
+    for item in (p.strip() for p in text.split(",")):
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{item!r} is not step.field=value (e.g. {NEWEST})")
+        try:
+            changes[name.strip()] = json.loads(raw.strip())
+        except ValueError:
+            changes[name.strip()] = raw.strip()
+    changed(SIMPLE, changes)  # names an unknown setting
+    return changes
+
+
+def answers_table(summaries: dict[str, dict[str, Any]], title: str) -> Table:
+    """Per category, each variant's answered share (match, and for `current` not the stale
+    value) with how many of those rest on a short match string only ("yes", "no": read them),
+    how often the stale value appears at all and how many replies hold both."""
+    table = Table(title=f"{title}: the agent's offline replies")
+    table.add_column("category", justify="left")
+    table.add_column("n", justify="right")
+    for name in summaries:
+        table.add_column(f"{name}: answered", justify="right")
+        table.add_column("stale / both", justify="right")
+    first = next(iter(summaries.values()))["categories"]
+    for category, head in first.items():
+        cells = []
+        for summary in summaries.values():
+            row = summary["categories"].get(category) or {"n": 0, "answered": 0, "share": 0.0}
+            short = f" ({row['short']} short)" if row.get("short") else ""
+            cells.append(f"{row['answered']}/{row['n']} = {row['share']:.3f}{short}")
+            stale = f"{row['stale']} / {row['both']}" if category in ("current", "all") else "-"
+            cells.append(stale)
+        table.add_row(category, str(head["n"]), *cells)
+    return table
+
+
+def causes_table(summaries: dict[str, dict[str, Any]], title: str) -> Table:
+    """Why the replies missed, per category, for each variant (`bench.eval_answers.CAUSES`)."""
+    from bench.eval_answers import CAUSES
+
+    table = Table(title=f"{title}: why the misses missed")
+    table.add_column("variant / category", justify="left")
+    for cause in CAUSES:
+        table.add_column(cause, justify="right")
+    for name, summary in summaries.items():
+        for category, row in summary["categories"].items():
+            if row["n"] > row["answered"]:
+                table.add_row(
+                    f"{name} / {category}", *(str(row["causes"].get(c, 0)) for c in CAUSES)
+                )
+    return table
+
+
+def answers(
+    data: Annotated[list[Path], typer.Argument(help="memeval .jsonl files with `match` strings.")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every reply, verdict and summary here.")
+    ] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option(
+            help="Also ask with these recipe settings changed (`step.field=value,...`), as a "
+            f"second column; e.g. `{NEWEST}` (the newest/oldest step, ADR 0152).",
+        ),
+    ] = None,
+    limit_conversations: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations of each file.")
+    ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            help="Reuse the ingests `mneme eval retrieval --store` keeps there (and keep the "
+            "ones made here) while the data and the write path are unchanged."
+        ),
+    ] = None,
+) -> None:
+    """Ask the agent (offline, no chat model) every question of each conversation on that
+    conversation's memory and score its replies by the questions' `match` strings (and, for
+    `current`, not giving `stale_value`): bench/data/README.md, "agent, offline"."""
+    import os
+
+    from bench.eval_answers import VectorsChanged, run_answers
+    from bench.memeval import EvalInputError
+    from memory.embeddings.embedders import EmbedderError
+    from memory.settings import ConfigError
+    from memory.stores.base import StoreError
+
+    try:
+        variants: dict[str, dict[str, object] | None] = {"agent": None}
+        if variant:
+            variants[variant] = recipe_changes(variant)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    results: dict[str, Any] = {}
+    with progress_bar(transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+        for path in data:
+            name = path.name.removesuffix(".jsonl").removesuffix(".memeval")
+
+            def tick(what: str, done: int, total: int, name: str = name) -> None:
+                bar.update(task, description=f"{name}: {what}", completed=done, total=total)
+
+            try:
+                results[name] = asyncio.run(
+                    run_answers(
+                        path,
+                        variants=variants,
+                        limit_conversations=limit_conversations,
+                        store=store,
+                        progress=tick,
+                    )
+                )
+            except (EvalInputError, ConfigError, StoreError, EmbedderError, VectorsChanged) as exc:
+                raise fail(str(exc)) from None
+    machine = {"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)}
+    for name, result in results.items():
+        result.summary["machine"] = machine
+        console.print(answers_table(result.summary["variants"], name))
+        console.print(causes_table(result.summary["variants"], name))
+    console.print(
+        f"{machine['cpus']} CPUs, load average {machine['load_avg_1m']} at the end; "
+        f"ingests reused: {sum(r.summary['reused_ingests'] for r in results.values())}"
+    )
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"benchmarks": {name: r.as_json() for name, r in results.items()}}
+        json_out.write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
+        console.print(f"replies and summaries written to {json_out}")

@@ -87,6 +87,7 @@ app.command()(goal_commands.goals)
 
 eval_app = typer.Typer(help="Evaluations of the memory (numbers, not tests).")
 eval_app.command("retrieval")(eval_commands.retrieval)
+eval_app.command("answers")(eval_commands.answers)
 eval_app.command("convert")(eval_commands.convert)
 app.add_typer(eval_app, name="eval")
 

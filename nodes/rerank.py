@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
-from memory.schema import utcnow
+from memory import clock
 from memory.services import available
 from memory.services.usage import Usage
 from nodes.context import Context, context_of
@@ -52,7 +52,7 @@ async def rerank(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     if memories and here.services is not None:
         try:
             await here.services.graph.episodes.record_access(
-                ctx.user_id, [m["episode_uid"] for m in memories], utcnow()
+                ctx.user_id, [m["episode_uid"] for m in memories], clock.now()
             )
         except Exception as exc:  # strengthening memory must never cost the reply
             log.warning("could not record memory access: %s", exc)

@@ -16,11 +16,12 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from memory import clock
 from memory.beliefs.apperception import load as load_apperception
 from memory.retrieval.chapters import is_narrative
 from memory.retrieval.facts import standing_instructions
-from memory.schema import NO_THREAD, utcnow
-from memory.services import available
+from memory.schema import NO_THREAD
+from memory.services import Services, available
 from memory.services.usage import Usage
 from memory.stores.base import StoreUnavailable
 from memory.text.ordering import is_ordering
@@ -43,7 +44,9 @@ from tasks.knowledge_prompt import (
 from tasks.llm import generate
 from tasks.narrative_context import chapters_answer, chapters_block, with_chapters
 from tasks.offline_answer import (
+    memory_sides,
     plain_answer,
+    sentences,
 )
 from tasks.respond import (
     DEFAULT_SNAPSHOT,
@@ -77,7 +80,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         for f in state.get("features") or []
         if not not_a_belief(str(f.get("text")), of_assistant=True)
     ]
-    now = utcnow()
+    now = clock.now()
     usage = Usage()
     snapshot = DEFAULT_SNAPSHOT
     here = await available()
@@ -157,6 +160,7 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     if reply is None:
         remembered = outcome in ("stored", "outbox")
         by_rank = sorted(facts + memories, key=lambda m: int(m.get("rank") or 10**6))
+        by_rank = await with_closeness(here.services, str(turn.get("text", "")), by_rank)
         diary = list(state.get("diary") or [])
         reply = plain_answer(turn, by_rank, beliefs, temporal, now, remembered, diary)
     reply += length_note(turn, outcome) + memory_note(episode)
@@ -169,3 +173,32 @@ async def respond(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         "memories": used,
         "usage": usage.update(),
     }
+
+
+async def with_closeness(
+    services: Services | None, question: str, memories: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The memories, each turn with how close in meaning each of its sentences is to the question
+    (`closeness`: sentence -> cosine), which the offline answer reads to choose the sentence it
+    quotes when the question's words single none out; as they are when that cannot be measured."""
+    parts = {
+        id(m): [p.strip() for p in memory_sides(str(m.get("content", "")))]
+        for m in memories
+        if m.get("kind") != "fact"
+    }
+    said = list(dict.fromkeys(s for sides in parts.values() for p in sides for s in sentences(p)))
+    if services is None or not said or not question.strip():
+        return memories
+    try:
+        asked = await services.embedder.embed_query(question)
+        rows = await services.embedder.embed_documents(said)
+    except Exception as exc:  # the quote falls back to the question's words
+        log.warning("could not embed the memories' sentences (%s)", exc)
+        return memories
+    cosine = dict(zip(said, (float(v) for v in rows @ asked), strict=True))
+    return [
+        {**m, "closeness": {s: cosine[s] for p in parts[id(m)] for s in sentences(p)}}
+        if id(m) in parts
+        else m
+        for m in memories
+    ]

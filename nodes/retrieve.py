@@ -17,6 +17,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from memory import clock
 from memory.beliefs.features import search_features
 from memory.beliefs.views import belief_views
 from memory.retrieval.candidates import Candidate
@@ -24,7 +25,6 @@ from memory.retrieval.chapters import chapters_for
 from memory.retrieval.diary import diary_of_period
 from memory.retrieval.recipes import Recipe, get_recipe, with_overrides
 from memory.retrieval.retrieve import retrieve as search_memory
-from memory.schema import utcnow
 from memory.services import Services, available
 from memory.sleep.reveries import neighbour_candidates, vague_recall
 from nodes.context import Context, context_of
@@ -84,7 +84,7 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
         return {key: [] for key in FOUND}
     try:
         found = await search_memory(
-            services, ctx.user_id, queries, recipe, utcnow(), signal_weights=weights
+            services, ctx.user_id, queries, recipe, clock.now(), signal_weights=weights
         )
         beliefs: list[dict[str, Any]] = []
         if (
@@ -106,7 +106,9 @@ async def retrieve(state: AgentState, runtime: Runtime[Context]) -> dict[str, An
     around = await _context_or_none(
         "reverie neighbours", _around(services, ctx.user_id, reveries, found, recipe)
     )
-    diary = await _context_or_none("diary", diary_of_period(services, ctx.user_id, text, utcnow()))
+    diary = await _context_or_none(
+        "diary", diary_of_period(services, ctx.user_id, text, clock.now())
+    )
     chapters = await _context_or_none("chapters", _chapters(services, ctx.user_id, text))
     return {
         "candidates": [found_state(c) for c in found] + around,
@@ -132,7 +134,7 @@ async def _around(
 
 async def _chapters(services: Services, tenant: str, text: str) -> list[dict[str, Any]]:
     """The chapters a narrative question is about, as plain dicts for the state."""
-    found = await chapters_for(services, tenant, text, utcnow())
+    found = await chapters_for(services, tenant, text, clock.now())
     return [c.model_dump(mode="json") for c in found]
 
 

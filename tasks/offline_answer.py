@@ -5,13 +5,17 @@ no memory answers by its words ("What did we talk about on January 12?"), the di
 that period, else what was said in it; or a plain "I don't remember" when no memory bears on the
 question.
 
-Relevance without a model: a memory answers when its best point is close in meaning to the
-question (dense cosine >= `RELEVANT_COSINE`), it holds a third of the question's content words,
-or it took a relevant one's place (`Candidate.replaces`). Pure functions: no I/O, no model."""
+Relevance without a model: a memory answers when its best point (a fact's own) is close in
+meaning to the question (dense cosine >= `RELEVANT_COSINE`), it holds a third of the question's
+content words, or it took a relevant one's place (`Candidate.replaces`); the best-ranked such
+memory gives the answer. The sentence quoted is the one that holds most of the question's words,
+else the one closest in meaning to it, when the caller measured that (a memory's `closeness`:
+the respond node embeds the sentences), else the first. Pure functions: no I/O, no model."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +35,7 @@ from tasks.knowledge_prompt import (
     fact_line,
     is_fact,
 )
+from tasks.second_person import fact_to_you, second_person
 
 RELEVANT_COSINE = 0.3
 """A memory this close in meaning to the question bears on it (a starting point chosen by hand,
@@ -81,85 +86,7 @@ def _tidy(sentence: str) -> str:
     return sentence
 
 
-# One pass over the words, so "I" -> "you" and "you" -> "I" do not undo each other.
-_SWAP = {
-    "i": "you",
-    "i'm": "you're",
-    "i've": "you've",
-    "i'd": "you'd",
-    "i'll": "you'll",
-    "me": "you",
-    "my": "your",
-    "mine": "yours",
-    "myself": "yourself",
-    "we": "you",
-    "we're": "you're",
-    "we've": "you've",
-    "our": "your",
-    "ours": "yours",
-    "us": "you",
-    "ourselves": "yourselves",
-    "am": "are",
-    "you": "me",
-    "your": "my",
-    "yours": "mine",
-}
-_SUBJECT_BEFORE = frozenset(
-    "can could do did does will would should shall may might must are were have had if that "
-    "what when where why how because and but so while though whether".split()
-)
-_WORD = re.compile(r"\b(?:I'm|I've|I'd|I'll|we're|we've|[A-Za-z]+)\b")
 _FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
-_I_WAS = re.compile(r"\b(I|we) was\b", re.IGNORECASE)
-
-
-def second_person(text: str) -> str:
-    """What the user said of themselves, said back to them ("my sister" -> "your sister")."""
-    text = _I_WAS.sub(lambda m: f"{m.group(1)} were", text)
-
-    def swap(m: re.Match[str]) -> str:
-        word = m.group()
-        low = word.lower()
-        if low == "you":  # the subject ("can you", "what you think") or the object ("told you")
-            before = re.findall(r"[A-Za-z']+|[.!?;:]", text[: m.start()])[-1:]
-            subject = not before or before[0].lower() in _SUBJECT_BEFORE or before[0] in ".!?;:"
-            out = "I" if subject else "me"
-            return out if out == "I" or not word[:1].isupper() else "Me"
-        if low == "us" and word == "US":
-            return word  # the country
-        if low not in _SWAP or (low == "i" and word != "I"):
-            return word
-        out = _SWAP[low]
-        # "I", "I'm" are capitals wherever they stand; other words only at a sentence start
-        capital = word[:1].isupper() and not low.startswith("i")
-        return out[:1].upper() + out[1:] if capital else out
-
-    return _WORD.sub(swap, text)
-
-
-_USER = re.compile(r"^the user (\w+)", re.IGNORECASE)
-_IRREGULAR = {"is": "are", "was": "were", "has": "have", "does": "do"}
-
-
-def _base(verb: str) -> str:
-    """A third-person singular verb in the second person ("works" -> "work")."""
-    low = verb.lower()
-    if low in _IRREGULAR:
-        return _IRREGULAR[low]
-    if low.endswith("ies") and len(low) > 4:
-        return verb[:-3] + "y"
-    if low.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
-        return verb[:-2]
-    if low.endswith("s") and not low.endswith("ss"):
-        return verb[:-1]
-    return verb
-
-
-def fact_to_you(text: str) -> str:
-    """A fact about the user ("The user works as ...") said to them ("you work as ...")."""
-    text = re.sub(r"\bthe user's\b", "your", text, flags=re.IGNORECASE)
-    text = _USER.sub(lambda m: f"you {_base(m.group(1))}", text)
-    return re.sub(r"\bthe user\b", "you", text, flags=re.IGNORECASE)
 
 
 def when_said(then: datetime, now: datetime) -> str:
@@ -186,18 +113,34 @@ def relevant(memory: dict[str, Any], question: str, *, share: float = RELEVANT_C
     return found >= share if share > 0 else found > 0
 
 
-def best_sentence(text: str, question: str) -> str:
-    """The sentence of `text` that holds most of the question's words (the first on a tie),
-    without its conversational opener."""
+def best_sentence(text: str, question: str, closeness: Mapping[str, float] | None = None) -> str:
+    """The sentence of `text` that holds most of the question's words, the closest in meaning to
+    the question on a tie (`closeness`: sentence -> cosine, when the caller measured it), else
+    the first; without its conversational opener."""
     found = [s for s in sentences(text) if not is_question(s)] or sentences(text)
     if not found:
         return ""
-    words = set(token_set(question))
-    # most of the question's words; then a statement over a greeting or a name ("Hi! I'm Sam.")
-    best = _tidy(
-        max(found, key=lambda s: (coverage(words, s), len(s.split()) >= 4, -found.index(s)))
-    )
+    words = {w for w in token_set(question) if len(w) > 1}  # not the "s" of "who's"
+    close = closeness or {}
+
+    def key(s: str) -> tuple[float, bool, float, int]:
+        # most of the question's words ("Where do I work?" and "I work at ..."); then a statement
+        # over a greeting, a name or a thanks ("Hi! I'm Sam.", "Cheers."), whose few words say
+        # little to an embedding either; among those, when no word singles one out ("Which city
+        # ...?" and "A one-bedroom in Leiden, near the ..."), the meaning
+        return (coverage(words, s), len(s.split()) >= 4, close.get(s, 0.0), -found.index(s))
+
+    best = _tidy(max(found, key=key))
     return best if len(best) <= ANSWER_CHARS else best[: ANSWER_CHARS - 1].rstrip() + "…"
+
+
+def memory_sides(content: str) -> list[str]:
+    """The texts of a stored turn whose sentences an answer may quote: the user's side (with and
+    without a `Name:` label) and the agent's."""
+    user_part, _, agent_part = content.partition("\nAgent:")
+    user_part = user_part.removeprefix("User:").strip()
+    _, body = speaker_label(user_part)
+    return [user_part, body, without_recall_echo(agent_part.strip())]
 
 
 def _sentence_end(text: str) -> str:
@@ -229,8 +172,9 @@ def answer(memory: dict[str, Any], question: str, now: datetime) -> str:
     speaker, body = speaker_label(user_part)
     if agent_part and (_ASKS_AGENT.search(question) or _asks(memory) or not body.strip()):
         # what the agent said is the answer: the user asks what it said, or said nothing
-        return _sentence_end(f'{when} I told you: "{best_sentence(agent_part, question)}"')
-    said = best_sentence(body, question)
+        told = best_sentence(agent_part, question, memory.get("closeness"))
+        return _sentence_end(f'{when} I told you: "{told}"')
+    said = best_sentence(body, question, memory.get("closeness"))
     if not said:
         return NOTHING
     if memory.get("said") == "third_party":  # another's words: quoted as they were, not as yours
@@ -244,11 +188,12 @@ def answer(memory: dict[str, Any], question: str, now: datetime) -> str:
 
 
 CONSIDERED = 3
-"""How many of the best statements may give the answer (lower ones are not trusted offline)."""
+"""How many of the best statements an answer about a period or an order tells (lower ones are
+not trusted offline)."""
 
 
 def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime) -> str:
-    """The answer from the best relevant memory that states something, else `NOTHING`.
+    """The answer from the best-ranked relevant memory that states something, else `NOTHING`.
 
     A turn in which the user only asked is no evidence of what the user said: unless the
     question asks what the agent said, its reply (perhaps an earlier wrong answer) is not
@@ -258,7 +203,10 @@ def offline_answer(memories: list[dict[str, Any]], question: str, now: datetime)
         m for m in memories if m.get("kind") == "fact" or not _asks(m, strict=about_agent)
     ]
     bearing = {str(m.get("uid")) for m in statements if relevant(m, question)}
-    for memory in statements[:CONSIDERED]:  # the newest statement of a relevant one's subject
+    # The best-ranked statement that bears on the question (or took the place of one that does:
+    # the newest statement of its subject); a memory ranked above it that bears on nothing, a
+    # greeting or a neighbour brought along, does not stop the answer.
+    for memory in statements:
         if str(memory.get("uid")) in bearing or memory.get("replaces") in bearing:
             return answer(memory, question, now)
     return NOTHING

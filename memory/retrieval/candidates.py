@@ -26,7 +26,8 @@ class Candidate:
     """Final score: relevance scaled to [0, 1] by the best, plus the rerank, memory's state
     (salience, recency, association; once sleep has run) and credibility terms."""
     similarity: float | None
-    """Best dense cosine similarity of any of the episode's points (None: not measured)."""
+    """Best dense cosine similarity of any of the episode's points, or of the fact's (None: not
+    measured). Not a ranking term: the offline answer reads it (`tasks.offline_answer`)."""
     created_at: datetime
     thread_id: str
     content: str

@@ -108,7 +108,7 @@ def _fact_candidate(
     return Candidate(
         episode_uid=first,
         score=hit.score,
-        similarity=None,
+        similarity=hit.cosine,
         created_at=learned,
         thread_id=source.thread_id if source is not None else "",
         content=f.text,

@@ -107,6 +107,8 @@ class FactHit:
     sources: list[str]
     via: str = "search"
     """`search`, `successor` (inherited from a superseded fact), `instruction` or `cause`."""
+    cosine: float | None = None
+    """Its best dense cosine to the question (None: no dense search hit it)."""
 
 
 async def _current_of(
@@ -142,6 +144,9 @@ class FactPool:
     facts: dict[str, Fact] = field(default_factory=dict)
     relevance: dict[str, float] = field(default_factory=dict)
     """Raw relevance in the episodes' units (a successor carries what it inherited)."""
+    cosine: dict[str, float] = field(default_factory=dict)
+    """The best dense cosine of each fact the searches hit (a successor carries what it
+    inherited with the relevance); none for a fact no dense search hit."""
     via: dict[str, str] = field(default_factory=dict)
     matched: dict[str, Fact] = field(default_factory=dict)
     """The facts the searches hit (before successors and instructions joined)."""
@@ -183,7 +188,14 @@ class FactPool:
             order = await self._with_causes(services, tenant, order, final, recipe.facts)
         sources = await services.graph.facts.sources_many(tenant, order)
         return [
-            FactHit(self.facts[u], final[u], self.relevance.get(u, 0.0), sources[u], self.via[u])
+            FactHit(
+                self.facts[u],
+                final[u],
+                self.relevance.get(u, 0.0),
+                sources[u],
+                self.via[u],
+                self.cosine.get(u),
+            )
             for u in order
         ]
 
@@ -327,13 +339,17 @@ async def _matched(
     """The pool of the facts the passes hit that were learned by the question's time, each at
     its best pass's relevance."""
     raw: dict[str, float] = {}
+    cosine: dict[str, float] = {}
     for h in hits:
         for uid, value in h.relevance(recipe).items():
             raw[uid] = max(raw.get(uid, 0.0), value)
+        for uid, value in h.dense.items():
+            cosine[uid] = max(cosine.get(uid, value), value)
     pool = FactPool(past=any(PAST.search(q) for q in question.queries))
     found = await services.graph.facts.get_many(tenant, list(raw))
     pool.facts = {f.uid: f for f in found if _learned(f) <= question.cutoff}
     pool.relevance = {u: raw[u] for u in pool.facts}
+    pool.cosine = {u: cosine[u] for u in pool.facts if u in cosine}
     pool.via = dict.fromkeys(pool.facts, "search")
     pool.matched = dict(pool.facts)
     return pool
@@ -350,6 +366,8 @@ async def _lend_to_successors(
             continue
         if pool.relevance.get(current.uid, -1.0) < pool.relevance[old]:
             pool.relevance[current.uid] = pool.relevance[old]
+            if old in pool.cosine:
+                pool.cosine[current.uid] = pool.cosine[old]
             pool.via[current.uid] = "successor"
             pool.lent[current.uid] = matched[old].text
         pool.facts[current.uid] = current

@@ -331,9 +331,7 @@ PARTS: dict[str, dict[str, object]] = {
 
 def get_recipe(name: str) -> Recipe:
     """The recipe called `name` (BELIEF_QUERY searches like SIMPLE); ValueError names the options."""
-    key = name.upper()
-    if key == "BELIEF_QUERY":
-        return SIMPLE
+    key = "SIMPLE" if name.upper() == "BELIEF_QUERY" else name.upper()
     try:
         return RECIPES[key]
     except KeyError:

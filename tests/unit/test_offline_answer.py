@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from memory.text.questions import asks_share, is_bare_question
-from tasks.offline_answer import NOTHING, offline_answer, plain_answer, second_person, when_said
+from tasks.offline_answer import NOTHING, offline_answer, plain_answer, when_said
+from tasks.second_person import second_person
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
